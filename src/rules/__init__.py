@@ -1,0 +1,1 @@
+"""Forward (``frule``) and reverse (``rrule``) differentiation rules for numpy and scipy."""
