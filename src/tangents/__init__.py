@@ -3,12 +3,12 @@
 Import everything from here; the submodules hold one concept each.
 """
 
-from tangents.base import AbstractTangent
-from tangents.zero import AbstractZero, NoTangent, ZeroTangent
-from tangents.not_implemented import NotImplementedTangent, NotImplementedTangentError
-from tangents.thunk import AbstractThunk, InplaceableThunk, Thunk, unthunk
-from tangents.structural import Tangent, canonicalize
 from tangents.accumulation import add_inplace
+from tangents.base import AbstractTangent
+from tangents.not_implemented import NotImplementedTangent, NotImplementedTangentError
+from tangents.structural import Tangent, canonicalize
+from tangents.thunk import AbstractThunk, InplaceableThunk, Thunk, unthunk
+from tangents.zero import AbstractZero, NoTangent, ZeroTangent
 
 __all__ = [
     "AbstractTangent",

@@ -17,7 +17,9 @@ def is_inplace_destination(acc: Any) -> bool:
         isinstance(acc, np.ndarray)
         and acc.flags.writeable
         and np.issubdtype(acc.dtype, np.inexact)
-        and all(stride != 0 or size <= 1 for stride, size in zip(acc.strides, acc.shape, strict=True))
+        and all(
+            stride != 0 or size <= 1 for stride, size in zip(acc.strides, acc.shape, strict=True)
+        )
     )
 
 
@@ -52,7 +54,9 @@ def add_inplace(acc: Any, dx: Any) -> Any:
         if isinstance(dx, InplaceableThunk):
             result = dx.add_fn(acc)
             if result is not acc:
-                raise RuntimeError("an InplaceableThunk's add_fn must return the array it was given")
+                raise RuntimeError(
+                    "an InplaceableThunk's add_fn must return the array it was given"
+                )
             return acc
         value = unthunk(dx)
         if _fits_into(acc, value):

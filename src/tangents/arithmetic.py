@@ -87,14 +87,19 @@ def _combine(a: Tangent, b: Tangent, op: Callable[[Any, Any], Any]) -> Tangent:
     x, y = a.backing, b.backing
     if isinstance(x, tuple) and isinstance(y, tuple):
         if len(x) != len(y):
-            raise ValueError(f"tangents of {a.primal_type.__name__} have {len(x)} and {len(y)} components")
+            raise ValueError(
+                f"tangents of {a.primal_type.__name__} have {len(x)} and {len(y)} components"
+            )
         return Tangent.from_backing(a.primal_type, tuple(map(op, x, y)))
     if isinstance(x, tuple) or isinstance(y, tuple):
         x, y = canonicalize(a).backing, canonicalize(b).backing
-    assert isinstance(x, dict) and isinstance(y, dict)
+    assert isinstance(x, dict)
+    assert isinstance(y, dict)
     zero = ZeroTangent()
     keys = list(x) + [k for k in y if k not in x]
-    return Tangent.from_backing(a.primal_type, {k: op(x.get(k, zero), y.get(k, zero)) for k in keys})
+    return Tangent.from_backing(
+        a.primal_type, {k: op(x.get(k, zero), y.get(k, zero)) for k in keys}
+    )
 
 
 def _add_primal(primal: Any, t: Tangent) -> Any:

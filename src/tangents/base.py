@@ -96,4 +96,4 @@ class TangentArithmetic(AbstractTangent):
 
 
 # Imported last: arithmetic needs the subclasses, and they need the classes above.
-from tangents import arithmetic  # noqa: E402
+from tangents import arithmetic

@@ -91,7 +91,9 @@ class Tangent(TangentArithmetic):
             raise TypeError(f"Tangent needs the primal's type first, got {primal_type!r}")
         if _is_dict_type(primal_type):
             if fields or len(elements) != 1 or not isinstance(elements[0], Mapping):
-                raise TypeError("Tangent(dict, mapping) takes exactly one mapping for a dict primal")
+                raise TypeError(
+                    "Tangent(dict, mapping) takes exactly one mapping for a dict primal"
+                )
             backing: tuple[Any, ...] | dict[Any, Any] = dict(elements[0])
         elif elements:
             if fields:
@@ -154,7 +156,9 @@ class Tangent(TangentArithmetic):
         if isinstance(key, str):
             return self.__getattr__(key)
         if isinstance(backing, tuple):
-            return unthunk(backing[key]) if -len(backing) <= key < len(backing) else _index_error(key)
+            return (
+                unthunk(backing[key]) if -len(backing) <= key < len(backing) else _index_error(key)
+            )
         names = self._names()
         if names is None:
             raise TypeError(f"{self._primal_type.__name__} has no field order; index by name")
@@ -163,7 +167,11 @@ class Tangent(TangentArithmetic):
     def __iter__(self) -> Iterator[Any]:
         """Iterate over the canonical components (unthunked)."""
         canonical = canonicalize(self)
-        values = canonical._backing.values() if isinstance(canonical._backing, dict) else canonical._backing
+        values = (
+            canonical._backing.values()
+            if isinstance(canonical._backing, dict)
+            else canonical._backing
+        )
         return (unthunk(v) for v in values)
 
     def __len__(self) -> int:

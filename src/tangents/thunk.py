@@ -36,12 +36,12 @@ class AbstractThunk(TangentArithmetic):
         raise NotImplementedError
 
     @property
-    def T(self) -> Thunk:  # noqa: N802 (numpy's name)
+    def T(self) -> Thunk:
         """Lazy transpose: a new thunk of ``unthunk(self).T``."""
         return Thunk(lambda: unthunk(self).T)
 
     @property
-    def mT(self) -> Thunk:  # noqa: N802 (numpy's name)
+    def mT(self) -> Thunk:
         """Lazy transpose of the last two axes: a new thunk of ``unthunk(self).mT``."""
         return Thunk(lambda: unthunk(self).mT)
 

@@ -22,6 +22,7 @@ class AbstractZero(TangentArithmetic):
     _instance: AbstractZero | None = None
 
     def __new__(cls) -> AbstractZero:
+        """Return the one instance of the class."""
         instance = cls.__dict__.get("_instance")
         if instance is None:
             instance = super().__new__(cls)
@@ -42,12 +43,12 @@ class AbstractZero(TangentArithmetic):
         return f"{type(self).__name__}()"
 
     @property
-    def T(self) -> AbstractZero:  # noqa: N802 (numpy's name)
+    def T(self) -> AbstractZero:
         """The zero itself."""
         return self
 
     @property
-    def mT(self) -> AbstractZero:  # noqa: N802 (numpy's name)
+    def mT(self) -> AbstractZero:
         """The zero itself."""
         return self
 

@@ -1,0 +1,34 @@
+"""The dependency direction of DESIGN.md section 2: tangents and kernels import nothing of ours."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PROJECT = {"tangents", "rules", "kernels"}
+
+
+def imported_top_level_names(path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module.split(".")[0]
+
+
+@pytest.mark.parametrize("package", ["tangents", "kernels"])
+def test_leaf_packages_import_nothing_else_from_the_project(package):
+    offenders = {
+        f"{path.relative_to(SRC)} imports {name}"
+        for path in (SRC / package).rglob("*.py")
+        for name in imported_top_level_names(path)
+        if name in PROJECT - {package}
+    }
+    assert not offenders
+
+
+def test_every_package_is_typed():
+    for package in PROJECT:
+        assert (SRC / package / "py.typed").exists()
