@@ -6,7 +6,16 @@ Import everything from here; the submodules hold one concept each.
 from tangents.accumulation import add_inplace
 from tangents.base import AbstractTangent
 from tangents.not_implemented import NotImplementedTangent, NotImplementedTangentError
+from tangents.projection import Projector, ProjectTo, tangent_dtype
 from tangents.structural import Tangent, canonicalize
+from tangents.structured import (
+    Diagonal,
+    Hermitian,
+    LowerTriangular,
+    StructuredMatrix,
+    Symmetric,
+    UpperTriangular,
+)
 from tangents.thunk import AbstractThunk, InplaceableThunk, Thunk, unthunk
 from tangents.zero import AbstractZero, NoTangent, ZeroTangent
 
@@ -14,14 +23,23 @@ __all__ = [
     "AbstractTangent",
     "AbstractThunk",
     "AbstractZero",
+    "Diagonal",
+    "Hermitian",
     "InplaceableThunk",
+    "LowerTriangular",
     "NoTangent",
     "NotImplementedTangent",
     "NotImplementedTangentError",
+    "ProjectTo",
+    "Projector",
+    "StructuredMatrix",
+    "Symmetric",
     "Tangent",
     "Thunk",
+    "UpperTriangular",
     "ZeroTangent",
     "add_inplace",
     "canonicalize",
+    "tangent_dtype",
     "unthunk",
 ]
