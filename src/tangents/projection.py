@@ -134,6 +134,7 @@ def _has_fields(x: Any) -> bool:
 
 
 @ProjectTo.register(bool)
+@ProjectTo.register(np.generic)  # non-numeric numpy scalars: str_, bytes_, datetime64, void
 @ProjectTo.register(np.bool_)
 @ProjectTo.register(str)
 @ProjectTo.register(bytes)

@@ -51,8 +51,9 @@ def test_numpy_scalars_keep_their_precision(dtype):
     assert out.real == 0.5
 
 
-def test_numpy_bool_scalar_has_no_tangent():
-    assert ProjectTo(np.bool_(True))(1.0) is NoTangent()
+def test_non_numeric_numpy_scalars_have_no_tangent():
+    for primal in (np.bool_(True), np.str_("a"), np.datetime64("2026-01-01")):
+        assert ProjectTo(primal)(1.0) is NoTangent()
 
 
 def test_scalar_and_zero_d_array_are_interchangeable():
@@ -291,6 +292,14 @@ def test_structured_shape_mismatch(rng):
         ProjectTo(Symmetric(np.eye(3)))(np.ones((2, 2)))
     with pytest.raises(ValueError, match=r"\(3, 3\)"):
         ProjectTo(UpperTriangular(np.eye(3)))(np.ones((3, 2)))
+    with pytest.raises(ValueError, match=r"\(2, 2\)"):
+        ProjectTo(Diagonal(np.ones(3)))(Diagonal(np.ones(2)))
+    with pytest.raises(ValueError, match=r"\(2, 2\)"):
+        ProjectTo(Symmetric(np.eye(3)))(Symmetric(np.eye(2)))
+    with pytest.raises(ValueError, match=r"\(2, 2\)"):
+        ProjectTo(LowerTriangular(np.eye(3)))(LowerTriangular(np.eye(2)))
+    with pytest.raises(ValueError, match=r"\(2, 2\)"):
+        ProjectTo(sp.csr_array(np.eye(3)))(sp.csr_array(np.eye(2)))
 
 
 # --- sparse --------------------------------------------------------------------------------------
@@ -396,6 +405,14 @@ def primal_and_cotangent(draw):
         return np.zeros(shape, dtype), draw(finite_arrays(cot_dtype, shape))
     if kind == "scalar":
         return dtype(1), draw(finite_arrays(cot_dtype, ()))
+    if kind == "python":
+        primal = draw(st.sampled_from([1.0, 1, 1j]))
+        return primal, draw(st.floats(-10, 10)) * draw(st.sampled_from([1, 1j]))
+    if kind == "dataclass":
+        n = draw(st.integers(1, 3))
+        return Layer(np.zeros(n, dtype), "x", 1), Tangent(
+            Layer, W=draw(finite_arrays(cot_dtype, (n,)))
+        )
     n = draw(st.integers(1, 4))
     dx = draw(finite_arrays(cot_dtype, (n, n)))
     primal = {
@@ -425,7 +442,7 @@ def test_projection_is_idempotent_and_keeps_type_and_dtype(case):
     once = project(dx)
     twice = project(once)
     assert twice is once  # an already-projected cotangent fits: returned as is
-    if not isinstance(primal, tuple):
+    if not isinstance(primal, tuple | Layer | int | float | complex):
         expected_type = np.ndarray if isinstance(primal, np.ndarray) else type(primal)
         assert isinstance(once, expected_type)
         dtype = np.float64 if isinstance(primal, float) else primal.dtype
