@@ -1,1 +1,18 @@
-"""Forward (``frule``) and reverse (``rrule``) differentiation rules for numpy and scipy."""
+"""Forward (``frule``) and reverse (``rrule``) differentiation rules for numpy and scipy.
+
+``rrule(f, *args, **kwargs)`` returns ``(y, pullback)`` or ``None``; ``frule((f_dot, *arg_dots),
+f, *args, **kwargs)`` returns ``(y, y_dot)`` or ``None``. Register your own rules with
+``@rrule.register(f)`` / ``@frule.register(f)``; check them with :mod:`rules.testing`.
+"""
+
+from rules.definition import non_differentiable, scalar_rule
+from rules.registry import frule, is_zero_cotangent, rrule, split_cotangent
+
+__all__ = [
+    "frule",
+    "is_zero_cotangent",
+    "non_differentiable",
+    "rrule",
+    "scalar_rule",
+    "split_cotangent",
+]

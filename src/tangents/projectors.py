@@ -180,7 +180,7 @@ class ScalarProjector(Projector):
         self.kind = kind
 
     def __call__(self, dx: Any) -> Any:
-        if type(dx) is self.kind:
+        if isinstance(dx, self.kind):  # np.float64 is a float: kept as is
             return dx
         return super().__call__(dx)
 

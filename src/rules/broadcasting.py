@@ -1,0 +1,44 @@
+"""Undoing numpy broadcasting in cotangents: sum a cotangent back to an input's shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["broadcast_tangent", "unbroadcast"]
+
+
+def unbroadcast(g: Any, shape: tuple[int, ...]) -> Any:
+    """Sum the cotangent ``g`` of a broadcast result back to an input of shape ``shape``.
+
+    The adjoint of numpy broadcasting ``x -> broadcast_to(x, g.shape)``: leading axes that
+    broadcasting added are summed away, and axes where the input had size 1 are summed with
+    ``keepdims``. Returns ``g`` itself when the shapes already agree.
+    """
+    g_shape = np.shape(g)
+    if g_shape == shape:
+        return g
+    g = np.asarray(g)
+    extra = g.ndim - len(shape)
+    if extra < 0:
+        raise ValueError(
+            f"a cotangent of shape {g_shape} cannot come from an input of shape {shape}"
+        )
+    if extra:
+        g = g.sum(axis=tuple(range(extra)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if stretched:
+        g = g.sum(axis=stretched, keepdims=True)
+    if g.shape != shape:
+        raise ValueError(
+            f"a cotangent of shape {g_shape} cannot come from an input of shape {shape}"
+        )
+    return g
+
+
+def broadcast_tangent(t: Any, shape: tuple[int, ...]) -> Any:
+    """A tangent of an input, broadcast (as a new writable array) to the output's ``shape``."""
+    if np.shape(t) == shape:
+        return t
+    return np.array(np.broadcast_to(t, shape))

@@ -1,0 +1,142 @@
+"""Tools that define rules declaratively: ``scalar_rule`` and ``non_differentiable``.
+
+``scalar_rule(f, partials)`` turns the partial derivatives of an elementwise function into both
+an rrule and an frule, as ChainRulesCore's ``@scalar_rule`` does; ``non_differentiable(*fs)``
+registers rules whose cotangents are all ``NoTangent()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from rules.broadcasting import broadcast_tangent, unbroadcast
+from rules.registry import frule, rrule
+from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
+
+__all__ = ["non_differentiable", "scalar_rule"]
+
+
+def _name(f: Any) -> str:
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
+def non_differentiable(*fs: Any) -> None:
+    """Register rules for functions whose output does not depend differentiably on any input.
+
+    Their pullbacks return ``NoTangent()`` for the function and every argument, and their
+    pushforwards return ``NoTangent()`` (integers, booleans, indices and the like).
+    """
+    for f in fs:
+        _register_non_differentiable(f)
+
+
+def _register_non_differentiable(f: Any) -> None:
+    name = _name(f)
+
+    def non_differentiable_rrule(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        y = f(*args, **kwargs)
+        cotangents = (NoTangent(),) * (len(args) + 1)
+
+        def non_differentiable_pullback(y_bar: Any) -> tuple[Any, ...]:
+            return cotangents
+
+        return y, non_differentiable_pullback
+
+    def non_differentiable_frule(tangents: tuple[Any, ...], *args: Any, **kwargs: Any) -> Any:
+        return f(*args, **kwargs), NoTangent()
+
+    non_differentiable_rrule.__qualname__ = f"{name}_rrule"
+    non_differentiable_frule.__qualname__ = f"{name}_frule"
+    rrule.register(f)(non_differentiable_rrule)
+    frule.register(f)(non_differentiable_frule)
+
+
+def _partials_tuple(partials: Any, n: int, name: str) -> tuple[Any, ...]:
+    if n == 1 and not isinstance(partials, tuple):
+        return (partials,)
+    if not isinstance(partials, tuple) or len(partials) != n:
+        raise ValueError(f"the partials of {name} must be a tuple of {n}, one per input")
+    return partials
+
+
+def _constant(x: Any) -> bool:
+    """Python ints and bools are exact constants (exponents, counts): they get ``NoTangent()``."""
+    return isinstance(x, int)
+
+
+_UNSUPPORTED_KWARGS = ("out", "where")
+
+
+def scalar_rule(f: Any, partials: Callable[..., Any], *, name: str | None = None) -> None:
+    r"""Register an rrule and an frule for the elementwise function ``f`` from its partials.
+
+    Parameters
+    ----------
+    f : callable
+        An elementwise function of one or more array arguments (a numpy ufunc, a
+        scipy.special function, ...), broadcasting its inputs as numpy does.
+    partials : callable
+        ``partials(*args, y)`` returns :math:`\partial f/\partial x_i` evaluated at the inputs
+        and the output ``y = f(*args)``: a single array for one input, a tuple for several.
+    name : str, optional
+        Name used for the generated rules (default: ``f.__name__``).
+
+    Notes
+    -----
+    ``f`` is assumed holomorphic where it is complex (or real): the pullback multiplies the
+    output cotangent by the **conjugate** partial, :math:`\bar x_i = \overline{\partial_i f}\,
+    \bar y`, which is the convention of DESIGN.md (``dL/dRe z + i dL/dIm z``); non-holomorphic
+    functions (``abs``, ``angle``, ``real``, ...) need hand-written rules. Cotangents are summed
+    back over broadcast axes and projected onto each input (float32 stays float32, real stays
+    real). Python ``int`` and ``bool`` arguments are treated as exact constants and get
+    ``NoTangent()``; integer *arrays* are real numbers with float64 cotangents. Keyword
+    arguments are passed to ``f``; ``out=`` and ``where=`` are refused, since they leave parts of
+    the output undefined or alias an input.
+    """
+    rule_name = name or _name(f)
+
+    def check_kwargs(kwargs: dict[str, Any]) -> None:
+        bad = [k for k in _UNSUPPORTED_KWARGS if k in kwargs]
+        if bad:
+            raise ValueError(f"the rules of {rule_name} do not support the keyword(s) {bad}")
+
+    def elementwise_rrule(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        check_kwargs(kwargs)
+        y = f(*args, **kwargs)
+        projectors = tuple(None if _constant(x) else ProjectTo(x) for x in args)
+        shapes = tuple(np.shape(x) for x in args)
+
+        def elementwise_pullback(y_bar: Any) -> tuple[Any, ...]:
+            y_bar = unthunk(y_bar)
+            derivatives = _partials_tuple(partials(*args, y), len(args), rule_name)
+            cotangents: list[Any] = [NoTangent()]
+            for project, shape, d in zip(projectors, shapes, derivatives, strict=True):
+                if project is None:
+                    cotangents.append(NoTangent())
+                    continue
+                cotangents.append(project(unbroadcast(np.conj(d) * y_bar, shape)))
+            return tuple(cotangents)
+
+        elementwise_pullback.__qualname__ = f"{rule_name}_pullback"
+        return y, elementwise_pullback
+
+    def elementwise_frule(tangents: tuple[Any, ...], *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        check_kwargs(kwargs)
+        y = f(*args, **kwargs)
+        derivatives = _partials_tuple(partials(*args, y), len(args), rule_name)
+        y_dot: Any = ZeroTangent()
+        for x, d, x_dot in zip(args, derivatives, tangents[1:], strict=True):
+            if isinstance(x_dot, AbstractZero) or _constant(x):
+                continue
+            y_dot = y_dot + d * unthunk(x_dot)
+        if isinstance(y_dot, AbstractZero):
+            return y, y_dot
+        return y, ProjectTo(y)(broadcast_tangent(y_dot, np.shape(y)))
+
+    elementwise_rrule.__qualname__ = f"{rule_name}_rrule"
+    elementwise_frule.__qualname__ = f"{rule_name}_frule"
+    rrule.register(f)(elementwise_rrule)
+    frule.register(f)(elementwise_frule)

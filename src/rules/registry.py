@@ -1,0 +1,208 @@
+"""The rule registry: ``rrule`` and ``frule``, looked up by the function object.
+
+``rrule(f, *args, **kwargs)`` returns ``(y, pullback)`` or ``None``; ``pullback(y_bar)``
+returns ``(f_bar, x1_bar, ..., xn_bar)``. ``frule((f_dot, x1_dot, ..., xn_dot), f, *args,
+**kwargs)`` returns ``(y, y_dot)`` or ``None``. Keyword arguments are passed through to the
+rule and never differentiated.
+
+Zeros are handled here, not in rules: when every cotangent reaching a pullback is an
+``AbstractZero`` the rule's pullback is not called and zeros are returned (pullbacks are
+linear); when every input tangent of an frule is zero, the function runs once and its output
+tangent is ``ZeroTangent()``.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from tangents import AbstractZero, NoTangent, Tangent, ZeroTangent, canonicalize, unthunk
+
+__all__ = ["RuleTable", "frule", "is_zero_cotangent", "rrule", "split_cotangent"]
+
+Rule = Callable[..., Any]
+
+
+def is_zero_cotangent(y_bar: Any) -> bool:
+    """Whether ``y_bar`` is a symbolic zero, or a tuple/``Tangent`` whose every component is one.
+
+    Thunks count as non-zero: they are never evaluated to find out.
+    """
+    if isinstance(y_bar, AbstractZero):
+        return True
+    if isinstance(y_bar, Tangent):
+        backing = y_bar.backing
+        values = backing.values() if isinstance(backing, dict) else backing
+        return all(is_zero_cotangent(v) for v in values)
+    if type(y_bar) is tuple:
+        return all(is_zero_cotangent(v) for v in y_bar)
+    return False
+
+
+def split_cotangent(y_bar: Any, n: int) -> tuple[Any, ...]:
+    """The ``n`` components of the cotangent of a multi-output function, missing ones as zeros.
+
+    Accepts a zero (all components zero), a plain tuple or list of length ``n``, or a ``Tangent``
+    of the output's type (a namedtuple such as numpy's ``EighResult``, or a tuple), or a thunk
+    of any of these. Components are returned as given (their thunks are not evaluated).
+    """
+    y_bar = unthunk(y_bar)
+    if isinstance(y_bar, AbstractZero):
+        return (y_bar,) * n
+    if isinstance(y_bar, Tangent):
+        backing = y_bar.backing
+        if isinstance(backing, dict):
+            backing = tuple(canonicalize(y_bar).backing.values())  # type: ignore[union-attr]
+        parts = tuple(backing)
+        parts = parts + (ZeroTangent(),) * (n - len(parts))
+    elif isinstance(y_bar, tuple | list):
+        parts = tuple(y_bar)
+    else:
+        raise TypeError(
+            f"the cotangent of a function with {n} outputs must be a tuple or a Tangent, "
+            f"got {type(y_bar).__name__}"
+        )
+    if len(parts) != n:
+        raise ValueError(f"the cotangent has {len(parts)} components; the output has {n}")
+    return parts
+
+
+def _is_plain_function(f: Any) -> bool:
+    """Functions, builtins, ufuncs and classes have no fields to differentiate."""
+    return isinstance(
+        f, types.FunctionType | types.BuiltinFunctionType | types.MethodType | np.ufunc | type
+    ) or not getattr(f, "__dict__", None)
+
+
+def _zero_cotangents(f: Any, n_args: int) -> tuple[Any, ...]:
+    f_bar = NoTangent() if _is_plain_function(f) else ZeroTangent()
+    return (f_bar,) + (ZeroTangent(),) * n_args
+
+
+class RuleTable:
+    """A table of rules keyed by function object, with a ``register`` decorator.
+
+    Instances are ``rrule`` and ``frule``; call them to apply a rule.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._by_function: dict[Any, Rule] = {}
+        self._by_call_type: dict[type, Rule] = {}
+
+    def _check_new(self, table: dict[Any, Rule], key: Any, override: bool) -> None:
+        if key in table and not override:
+            raise ValueError(
+                f"an {self.kind} for {_name(key)} is already registered "
+                f"({table[key].__qualname__}); pass override=True to replace it"
+            )
+
+    def register(self, f: Any, *, override: bool = False) -> Callable[[Rule], Rule]:
+        """Decorator registering a rule for calls ``f(*args, **kwargs)``.
+
+        The decorated function takes the same arguments as ``f`` (an frule takes the tuple of
+        tangents first). Registering a second rule for the same ``f`` raises ``ValueError``
+        unless ``override=True``.
+        """
+        hash(f)  # a clear TypeError now rather than a KeyError later
+
+        def decorator(rule: Rule) -> Rule:
+            self._check_new(self._by_function, f, override)
+            self._by_function[f] = rule
+            return rule
+
+        return decorator
+
+    def register_call(self, cls: type, *, override: bool = False) -> Callable[[Rule], Rule]:
+        """Decorator registering a rule for calling *instances* of ``cls`` (callable objects).
+
+        The rule receives the instance first: ``rule(obj, *args)`` (an frule:
+        ``rule(tangents, obj, *args)``), and its pullback returns the instance's own cotangent
+        first, e.g. a structural ``Tangent(cls, ...)`` for its fields.
+        """
+
+        def decorator(rule: Rule) -> Rule:
+            self._check_new(self._by_call_type, cls, override)
+            self._by_call_type[cls] = rule
+            return rule
+
+        return decorator
+
+    def lookup(self, f: Any) -> tuple[Rule, bool] | None:
+        """The rule for ``f`` and whether it takes the callable first, or ``None``."""
+        try:
+            rule = self._by_function.get(f)
+        except TypeError:  # unhashable callable object
+            rule = None
+        if rule is not None:
+            return rule, False
+        for cls in type(f).__mro__:
+            rule = self._by_call_type.get(cls)
+            if rule is not None:
+                return rule, True
+        return None
+
+    def __contains__(self, f: Any) -> bool:
+        return self.lookup(f) is not None
+
+    def unregister(self, f: Any) -> None:
+        """Remove the rule for ``f`` (or for instances of the class ``f``); mainly for tests."""
+        self._by_function.pop(f, None)
+        if isinstance(f, type):
+            self._by_call_type.pop(f, None)
+
+
+def _name(f: Any) -> str:
+    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+
+
+class _ReverseRules(RuleTable):
+    def __call__(
+        self, f: Any, *args: Any, **kwargs: Any
+    ) -> tuple[Any, Callable[[Any], Any]] | None:
+        """Apply the reverse rule of ``f``: ``(y, pullback)``, or ``None`` if there is none."""
+        found = self.lookup(f)
+        if found is None:
+            return None
+        rule, takes_callable = found
+        result = rule(f, *args, **kwargs) if takes_callable else rule(*args, **kwargs)
+        if result is None:
+            return None
+        y, pullback = result
+        n_args = len(args)
+
+        def pullback_skipping_zeros(y_bar: Any) -> tuple[Any, ...]:
+            if is_zero_cotangent(y_bar):
+                return _zero_cotangents(f, n_args)
+            return pullback(y_bar)
+
+        pullback_skipping_zeros.__qualname__ = getattr(pullback, "__qualname__", "pullback")
+        pullback_skipping_zeros.__wrapped__ = pullback  # type: ignore[attr-defined]
+        return y, pullback_skipping_zeros
+
+
+class _ForwardRules(RuleTable):
+    def __call__(self, tangents: Any, f: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any] | None:
+        """Apply the forward rule of ``f``: ``(y, y_dot)``, or ``None`` if there is none."""
+        found = self.lookup(f)
+        if found is None:
+            return None
+        if not isinstance(tangents, tuple) or len(tangents) != len(args) + 1:
+            got = len(tangents) if isinstance(tangents, tuple) else type(tangents).__name__
+            raise ValueError(
+                f"frule for {_name(f)} needs a tuple of {len(args) + 1} tangents "
+                f"(f_dot, one per positional argument), got {got}"
+            )
+        if all(isinstance(t, AbstractZero) for t in tangents):
+            return f(*args, **kwargs), ZeroTangent()
+        rule, takes_callable = found
+        if takes_callable:
+            return rule(tangents, f, *args, **kwargs)
+        return rule(tangents, *args, **kwargs)
+
+
+rrule = _ReverseRules("rrule")
+frule = _ForwardRules("frule")

@@ -1,0 +1,180 @@
+import numpy as np
+import pytest
+
+from rules import frule, is_zero_cotangent, non_differentiable, rrule, split_cotangent
+from tangents import NoTangent, Tangent, Thunk, ZeroTangent
+
+
+def square(x):
+    return x * x
+
+
+def test_unknown_functions_have_no_rules():
+    def nothing(x):
+        return x
+
+    assert rrule(nothing, 1.0) is None
+    assert frule((NoTangent(), 1.0), nothing, 1.0) is None
+    assert nothing not in rrule
+
+
+def test_lookup_by_function_object(registered):
+    @registered(rrule, square)
+    def square_rrule(x):
+        def square_pullback(y_bar):
+            return NoTangent(), 2 * x * y_bar
+
+        return square(x), square_pullback
+
+    y, pullback = rrule(square, 3.0)
+    assert y == 9.0
+    assert pullback(1.0) == (NoTangent(), 6.0)
+    assert square in rrule
+
+
+def test_registering_twice_raises_unless_overriding(registered):
+    registered(rrule, square)(lambda x: None)
+    with pytest.raises(ValueError, match="already registered"):
+        rrule.register(square)(lambda x: None)
+    rrule.register(square, override=True)(lambda x: (x, lambda y_bar: (NoTangent(), y_bar)))
+    assert rrule(square, 2.0)[0] == 2.0
+
+
+def test_unhashable_keys_are_rejected_at_registration():
+    with pytest.raises(TypeError):
+        rrule.register([])
+
+
+def test_zero_cotangents_short_circuit_the_pullback(registered):
+    calls = []
+
+    @registered(rrule, square)
+    def square_rrule(x):
+        def square_pullback(y_bar):
+            calls.append(y_bar)
+            return NoTangent(), 2 * x * y_bar
+
+        return square(x), square_pullback
+
+    _, pullback = rrule(square, np.ones(2))
+    assert pullback(ZeroTangent()) == (NoTangent(), ZeroTangent())
+    assert pullback(NoTangent()) == (NoTangent(), ZeroTangent())
+    assert calls == []
+    pullback(np.ones(2))
+    assert len(calls) == 1
+
+
+def test_keyword_arguments_pass_through_and_are_not_differentiated(registered):
+    def scale(x, *, factor):
+        return factor * x
+
+    @registered(rrule, scale)
+    def scale_rrule(x, *, factor):
+        def scale_pullback(y_bar):
+            return NoTangent(), factor * y_bar
+
+        return scale(x, factor=factor), scale_pullback
+
+    y, pullback = rrule(scale, 2.0, factor=3.0)
+    assert y == 6.0
+    assert pullback(1.0) == (NoTangent(), 3.0)  # no cotangent for factor
+
+
+def test_frule_takes_tangents_first_and_checks_their_count(registered):
+    @registered(frule, square)
+    def square_frule(tangents, x):
+        _, x_dot = tangents
+        return square(x), 2 * x * x_dot
+
+    assert frule((NoTangent(), 1.0), square, 3.0) == (9.0, 6.0)
+    assert frule((NoTangent(), ZeroTangent()), square, 3.0) == (9.0, ZeroTangent())
+    with pytest.raises(ValueError, match="tuple of 2 tangents"):
+        frule((1.0,), square, 3.0)
+
+
+def test_callable_objects_carry_a_structural_tangent():
+    class Scale:
+        def __init__(self, factor):
+            self.factor = factor
+
+        def __call__(self, x):
+            return self.factor * x
+
+    @rrule.register_call(Scale)
+    def scale_rrule(scale, x):
+        def scale_pullback(y_bar):
+            return Tangent(Scale, factor=np.sum(x * y_bar)), scale.factor * y_bar
+
+        return scale(x), scale_pullback
+
+    try:
+        _, pullback = rrule(Scale(2.0), np.ones(3))
+        f_bar, x_bar = pullback(np.ones(3))
+        assert f_bar.factor == 3.0
+        np.testing.assert_array_equal(x_bar, 2.0 * np.ones(3))
+        assert (
+            pullback(ZeroTangent())[0] is ZeroTangent()
+        )  # an object with fields: zero, not NoTangent
+    finally:
+        rrule.unregister(Scale)
+
+
+def test_multi_output_cotangents():
+    def two(x):
+        return x, 2 * x
+
+    parts = split_cotangent(Tangent(tuple, 1.0), 2)
+    assert parts == (1.0, ZeroTangent())
+    assert split_cotangent((1.0, NoTangent()), 2) == (1.0, NoTangent())
+    assert split_cotangent(ZeroTangent(), 3) == (ZeroTangent(),) * 3
+    eig = np.linalg.eigh(np.eye(2))
+    named = split_cotangent(Tangent(type(eig), eigenvectors=np.ones((2, 2))), 2)
+    assert named[0] is ZeroTangent()
+    assert named[1].shape == (2, 2)
+    with pytest.raises(ValueError, match="3 components"):
+        split_cotangent((1.0, 2.0, 3.0), 2)
+    with pytest.raises(TypeError, match="tuple or a Tangent"):
+        split_cotangent(np.ones(2), 2)
+    assert two(1.0) == (1.0, 2.0)
+
+
+def test_is_zero_cotangent():
+    assert is_zero_cotangent(ZeroTangent())
+    assert is_zero_cotangent((ZeroTangent(), NoTangent()))
+    assert is_zero_cotangent(Tangent(tuple, ZeroTangent(), ZeroTangent()))
+    assert not is_zero_cotangent((ZeroTangent(), 1.0))
+    assert not is_zero_cotangent(Thunk(lambda: ZeroTangent()))  # thunks are never run to find out
+    assert not is_zero_cotangent(np.zeros(2))
+
+
+def test_multi_output_pullback_with_partly_zero_cotangent(registered):
+    def pair(x):
+        return x, 2 * x
+
+    @registered(rrule, pair)
+    def pair_rrule(x):
+        def pair_pullback(y_bar):
+            a_bar, b_bar = split_cotangent(y_bar, 2)
+            return NoTangent(), a_bar + 2 * b_bar
+
+        return pair(x), pair_pullback
+
+    _, pullback = rrule(pair, 1.0)
+    assert pullback((ZeroTangent(), 1.0)) == (NoTangent(), 2.0)
+    assert pullback(Tangent(tuple, 1.0, Thunk(lambda: 1.0))) == (NoTangent(), 3.0)
+    assert pullback((ZeroTangent(), ZeroTangent()))[1] is ZeroTangent()
+
+
+def test_non_differentiable(registered):
+    def count_positive(x):
+        return int(np.sum(x > 0))
+
+    non_differentiable(count_positive)
+    try:
+        y, pullback = rrule(count_positive, np.array([1.0, -1.0]))
+        assert y == 1
+        assert pullback(1.0) == (NoTangent(), NoTangent())
+        assert frule((NoTangent(), np.ones(2)), count_positive, np.ones(2)) == (2, NoTangent())
+    finally:
+        rrule.unregister(count_positive)
+        frule.unregister(count_positive)
