@@ -1,0 +1,61 @@
+"""Helpers for pullbacks that need their cotangent as a plain ndarray.
+
+The generic path of a rule uses only the tangent algebra, so any tangent type flows through it.
+Rules that need elementwise access (indexing, elementwise products, reductions over axes) call
+:func:`as_array_cotangent`: ndarrays, numbers, the library's structured matrices and sparse
+arrays become ndarrays; any other type raises ``TypeError`` naming the operation, instead of
+being densified silently.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from tangents import StructuredMatrix, unthunk
+
+__all__ = ["KERNEL_DTYPES", "as_array_cotangent", "is_kernel_array"]
+
+KERNEL_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.complex128))
+
+
+def as_array_cotangent(dx: Any, operation: str) -> Any:
+    """``dx`` (unthunked) as an ndarray or number, for a rule that needs elementwise access.
+
+    Parameters
+    ----------
+    dx : any
+        The cotangent (or tangent) the rule received; not an ``AbstractZero`` (the registry
+        handles those before a rule runs).
+    operation : str
+        What the rule needs, for the error message, e.g. ``"np.sum's pullback (elementwise
+        access)"``.
+
+    Raises
+    ------
+    TypeError
+        For tangent types that are not arrays, naming ``operation`` and the type.
+    """
+    dx = unthunk(dx)
+    if isinstance(dx, np.ndarray):
+        if dx.dtype == object:
+            raise TypeError(f"{operation} got an object array; cotangents must be numeric")
+        return dx
+    if isinstance(dx, numbers.Number | np.generic):
+        return dx
+    if isinstance(dx, StructuredMatrix):
+        return dx.dense()
+    if sp.issparse(dx):
+        return dx.toarray()
+    raise TypeError(
+        f"{operation} needs an ndarray cotangent, got a {type(dx).__name__}; a tangent type "
+        "must be an ndarray (or convert itself) to flow through this rule"
+    )
+
+
+def is_kernel_array(*arrays: Any) -> bool:
+    """Whether every argument is an ndarray of a dtype the Numba kernels are compiled for."""
+    return all(type(a) is np.ndarray and a.dtype in KERNEL_DTYPES for a in arrays)
