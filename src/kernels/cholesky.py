@@ -3,7 +3,7 @@
 ``L`` is lower triangular with a real positive diagonal (as numpy and LAPACK return it). With
 ``Phi(X)`` the lower triangle of ``X`` with the real part of its diagonal halved and
 ``sym(X) = (X + X^H) / 2`` (I. Murray, "Differentiation of the Cholesky decomposition",
-arXiv:1602.07527, 2016, eqs. 8-10)::
+arXiv:1602.07527, 2016, section 3)::
 
     pullback:     A_bar = sym(L^-H Phi(L^H L_bar) L^-1)
     pushforward:  L_dot = L Phi(L^-1 A_dot L^-H)
@@ -43,7 +43,7 @@ PUSHFORWARD_BLOCKED_MIN_N = 80
 
 @jit_inline
 def _pullback_inplace(L, L_bar, A_bar, r, t, n):
-    """Write ``A_bar[t] = sym(L^-H Phi(L^H L_bar) L^-1)`` for matrix ``t``; ``r`` is scratch (n,)."""
+    """Write ``A_bar[t] = sym(L^-H Phi(L^H L_bar) L^-1)``; ``r`` is scratch of shape (n,)."""
     for i in range(n):
         r[i] = 1.0 / L[t, i, i].real
     # P = Phi(L^H L_bar): row i needs rows k >= i of L_bar, lower triangle only
@@ -75,14 +75,15 @@ def _pullback_inplace(L, L_bar, A_bar, r, t, n):
 
 @jit_inline
 def _pushforward_inplace(L, A_dot, L_dot, r, t, n):
-    """Write ``L_dot[t] = L Phi(L^-1 A_dot L^-H)`` for matrix ``t``; ``r`` is scratch (n,)."""
+    """Write ``L_dot[t] = L Phi(L^-1 A_dot L^-H)``; ``r`` is scratch of shape (n,)."""
     for i in range(n):
         r[i] = 1.0 / L[t, i, i].real
         for j in range(n):
             L_dot[t, i, j] = A_dot[t, i, j]
     # X = L^-1 A_dot (all of it: the lower part of X L^-H needs the full rows of X)
     solve_inplace(L, L_dot, t, True, False, False, False)
-    # S = X L^-H, lower triangle only: S[i, j] = (X[i, j] - sum_{k<j} S[i, k] conj(L[j, k])) / L[j, j]
+    # S = X L^-H, lower triangle only:
+    # S[i, j] = (X[i, j] - sum_{k<j} S[i, k] conj(L[j, k])) / L[j, j]
     for i in range(n):
         for j in range(i + 1):
             s = L_dot[t, i, j]
@@ -187,10 +188,10 @@ def _pushforward_unblocked_blas(D, S_dot):
 def cholesky_pullback_blocked(L, L_bar, block=64):
     """Return ``A_bar = sym(L^-H Phi(L^H L_bar) L^-1)`` for one large ``L`` with level-3 BLAS.
 
-    Reverse mode through the right-looking blocked factorization, as in Murray (2016), section
-    4 ("blocked"), whose algorithm runs through the left-looking one. For each block column
-    ``j:k`` (last first), with ``D = L[j:k, j:k]``, ``C = L[k:, j:k]`` and ``G`` the finished
-    Hermitian cotangent of the trailing matrix ``A[k:, k:]``::
+    Reverse mode through the right-looking blocked factorization, in the manner of the blocked
+    algorithms of Murray (2016), section 4 (which run through the left-looking DPOTRF). For
+    each block column ``j:k`` (last first), with ``D = L[j:k, j:k]``, ``C = L[k:, j:k]`` and
+    ``G`` the finished Hermitian cotangent of the trailing matrix ``A[k:, k:]``::
 
         C_bar -= 2 G C                       (trailing update S -= C C^H)
         M = C_bar D^-1                       (C = S_C D^-H)

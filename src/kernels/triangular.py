@@ -10,7 +10,9 @@ Only the ``lower`` (or upper) triangle of ``T`` is read, without its diagonal wh
     T_bar = tri(G), with G = -B_bar X^H for trans 0, G^T for trans 1, G^H for trans 2
     X_dot = op(T)^-1 (B_dot - op(tri(T_dot)) X)
 
-(Giles 2008, section 2.2.3, for ``X = A^-1 B``; ``op`` only moves the transpose.)
+(M. Giles, "An extended collection of matrix derivative results for forward and reverse mode
+algorithmic differentiation", 2008: the result for ``X = A^-1 B``; ``op`` only moves the
+transpose.)
 
 Conventions: C-contiguous arrays of one dtype (float64, float32 or complex128); ``T`` (n, n)
 or a stack (b, n, n); right-hand sides are matrices (n, k) or stacks (b, n, k). A vector

@@ -51,7 +51,7 @@ def oracle_pullback(L, L_bar):
 
 
 def cholesky_fd(A, A_dot, h=1e-6):
-    """Central difference of ``np.linalg.cholesky`` at ``A`` along ``A_dot``, in double precision."""
+    """Central difference of ``np.linalg.cholesky`` at ``A`` along ``A_dot`` (double precision)."""
     A, A_dot = A.astype(complex), A_dot.astype(complex)
     return (np.linalg.cholesky(A + h * A_dot) - np.linalg.cholesky(A - h * A_dot)) / (2 * h)
 
