@@ -8,6 +8,13 @@
 * no ``fastmath``: it lets LLVM assume no NaN, which turns ``np.isnan(nan)`` into ``False``.
 * no ``parallel``: these machines have two cores and parallel compilation is slow; a kernel may
   opt in only with a benchmark that shows a gain.
+
+``jit_inline`` adds ``inline="always"`` (Numba-level inlining) for small helpers that a kernel
+calls with compile-time-constant sizes from a specialised branch (``if n == 4: helper(..., 4)``).
+Only after inlining does LLVM see the constant loop bounds and unroll the loops; without it the
+constants do not reach the helper. Measured on 10000 x (4x4): matmul pullback 0.53 ms -> 0.37 ms,
+cholesky pullback 0.84 ms -> 0.35 ms. Every call site gets its own copy, so keep the call sites
+few.
 """
 
 import functools
@@ -15,3 +22,6 @@ import functools
 import numba
 
 jit = functools.partial(numba.njit, cache=True, nogil=True, error_model="numpy")
+jit_inline = functools.partial(
+    numba.njit, cache=True, nogil=True, error_model="numpy", inline="always"
+)

