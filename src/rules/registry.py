@@ -9,10 +9,18 @@ Zeros are handled here, not in rules: when every cotangent reaching a pullback i
 ``AbstractZero`` the rule's pullback is not called and zeros are returned (pullbacks are
 linear); when every input tangent of an frule is zero, the function runs once and its output
 tangent is ``ZeroTangent()``.
+
+Options passed positionally: parameters of a rule function that have default values are
+options (``lower``, ``axis``, ``check_finite``, ...). When a caller passes some of them by
+position, the pullback may still return cotangents only for the required parameters; the
+registry then appends ``NoTangent()`` so that there is one cotangent per positional argument.
+A pullback that returns fewer cotangents than the rule has required parameters is left as it is
+(and fails ``rules.testing.check_rrule``).
 """
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Callable
 from typing import Any
@@ -77,6 +85,20 @@ def _is_plain_function(f: Any) -> bool:
     ) or not getattr(f, "__dict__", None)
 
 
+def _required_positional(rule: Rule, skip: int) -> int | None:
+    """How many positional parameters without defaults ``rule`` has (``None``: it takes ``*args``)."""
+    try:
+        parameters = list(inspect.signature(rule).parameters.values())[skip:]
+    except (TypeError, ValueError):
+        return None
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return None
+    return sum(
+        1 for p in parameters if p.kind in positional and p.default is inspect.Parameter.empty
+    )
+
+
 def _zero_cotangents(f: Any, n_args: int) -> tuple[Any, ...]:
     f_bar = NoTangent() if _is_plain_function(f) else ZeroTangent()
     return (f_bar,) + (ZeroTangent(),) * n_args
@@ -92,6 +114,7 @@ class RuleTable:
         self.kind = kind
         self._by_function: dict[Any, Rule] = {}
         self._by_call_type: dict[type, Rule] = {}
+        self._required: dict[Rule, int | None] = {}
 
     def _check_new(self, table: dict[Any, Rule], key: Any, override: bool) -> None:
         if key in table and not override:
@@ -112,6 +135,7 @@ class RuleTable:
         def decorator(rule: Rule) -> Rule:
             self._check_new(self._by_function, f, override)
             self._by_function[f] = rule
+            self._required[rule] = _required_positional(rule, skip=0)
             return rule
 
         return decorator
@@ -127,6 +151,7 @@ class RuleTable:
         def decorator(rule: Rule) -> Rule:
             self._check_new(self._by_call_type, cls, override)
             self._by_call_type[cls] = rule
+            self._required[rule] = _required_positional(rule, skip=1)
             return rule
 
         return decorator
@@ -173,11 +198,19 @@ class _ReverseRules(RuleTable):
             return None
         y, pullback = result
         n_args = len(args)
+        required = self._required.get(rule)
 
         def pullback_skipping_zeros(y_bar: Any) -> tuple[Any, ...]:
             if is_zero_cotangent(y_bar):
                 return _zero_cotangents(f, n_args)
-            return pullback(y_bar)
+            cotangents = pullback(y_bar)
+            if (
+                required is not None
+                and isinstance(cotangents, tuple)
+                and 1 + required <= len(cotangents) < 1 + n_args
+            ):  # options passed by position get NoTangent()
+                cotangents = cotangents + (NoTangent(),) * (1 + n_args - len(cotangents))
+            return cotangents
 
         pullback_skipping_zeros.__qualname__ = getattr(pullback, "__qualname__", "pullback")
         pullback_skipping_zeros.__wrapped__ = pullback  # type: ignore[attr-defined]

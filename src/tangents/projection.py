@@ -93,13 +93,17 @@ def _structural(primal_type: type, components: tuple[Any, ...] | dict[Any, Any])
 # --- the dispatch table --------------------------------------------------------------------------
 
 
-@functools.singledispatch
+_INEXACT = {np.dtype(t): np.dtype(t) for t in "efdgFDG"}
+_ndarray_fast_path = True  # turned off if a user registers a projector for np.ndarray itself
+
+
 def ProjectTo(x: Any) -> Callable[[Any], Any]:
     """Return a projector onto the tangent space of the primal ``x``; call it on a cotangent.
 
     See the module docstring for the table of primal kinds. ``ProjectTo.register(T)`` adds a
     projector for a type of your own: decorate a function that takes the primal and returns a
     callable (ideally a :class:`Projector` subclass, which handles zeros and thunks for you).
+    It works like ``functools.singledispatch``: the most specific registered class wins.
 
     Examples
     --------
@@ -108,6 +112,27 @@ def ProjectTo(x: Any) -> Callable[[Any], Any]:
     >>> project(np.ones(3) + 1j).dtype
     dtype('float32')
     """
+    if type(x) is np.ndarray and _ndarray_fast_path:  # the hot case, without dispatch
+        dtype = _INEXACT.get(x.dtype)
+        if dtype is not None:
+            return ArrayProjector(dtype, x.shape)
+    return _projector_for(x)
+
+
+def _register(cls: Any, func: Any = None) -> Any:
+    """Register ``func`` as the projector factory for primals of type ``cls`` (a decorator)."""
+    global _ndarray_fast_path
+    if cls is np.ndarray:
+        _ndarray_fast_path = False
+    return _projector_for.register(cls, func)
+
+
+ProjectTo.register = _register  # type: ignore[attr-defined]
+
+
+@functools.singledispatch
+def _projector_for(x: Any) -> Callable[[Any], Any]:
+    """The registered projector factory for ``type(x)``; the fallback for unregistered types."""
     if isinstance(x, types.FunctionType | types.BuiltinFunctionType | types.MethodType | type):
         return IdentityProjector()
     if isinstance(x, types.ModuleType) or (callable(x) and not _has_fields(x)):
@@ -133,29 +158,29 @@ def _has_fields(x: Any) -> bool:
 # --- numbers ---
 
 
-@ProjectTo.register(bool)
-@ProjectTo.register(np.generic)  # non-numeric numpy scalars: str_, bytes_, datetime64, void
-@ProjectTo.register(np.bool_)
-@ProjectTo.register(str)
-@ProjectTo.register(bytes)
-@ProjectTo.register(type(None))
-@ProjectTo.register(AbstractZero)
+@_projector_for.register(bool)
+@_projector_for.register(np.generic)  # non-numeric numpy scalars: str_, bytes_, datetime64, void
+@_projector_for.register(np.bool_)
+@_projector_for.register(str)
+@_projector_for.register(bytes)
+@_projector_for.register(type(None))
+@_projector_for.register(AbstractZero)
 def _project_nothing(x: Any) -> Projector:
     return NoTangentProjector()
 
 
-@ProjectTo.register(int)
-@ProjectTo.register(float)
+@_projector_for.register(int)
+@_projector_for.register(float)
 def _project_python_real(x: Any) -> Projector:
     return ScalarProjector(np.dtype(np.float64), float)
 
 
-@ProjectTo.register(complex)
+@_projector_for.register(complex)
 def _project_python_complex(x: complex) -> Projector:
     return ScalarProjector(np.dtype(np.complex128), complex)
 
 
-@ProjectTo.register(np.number)
+@_projector_for.register(np.number)
 def _project_numpy_scalar(x: np.number[Any]) -> Projector:
     dtype = tangent_dtype(x.dtype)
     assert dtype is not None
@@ -165,7 +190,7 @@ def _project_numpy_scalar(x: np.number[Any]) -> Projector:
 # --- ndarray ---
 
 
-@ProjectTo.register(np.ndarray)
+@_projector_for.register(np.ndarray)
 def _project_ndarray(x: np.ndarray) -> Projector:
     dtype = tangent_dtype(x.dtype)
     if dtype is None:
@@ -176,12 +201,12 @@ def _project_ndarray(x: np.ndarray) -> Projector:
 # --- composites ---
 
 
-@ProjectTo.register(tuple)
+@_projector_for.register(tuple)
 def _project_tuple(x: tuple[Any, ...]) -> Projector:
     return _structural(type(x), primal_components(x))
 
 
-@ProjectTo.register(Mapping)
+@_projector_for.register(Mapping)
 def _project_mapping(x: Mapping[Any, Any]) -> Projector:
     return _structural(type(x), dict(x))
 
@@ -193,13 +218,13 @@ def _structured_dtype(x: StructuredMatrix) -> np.dtype[Any] | None:
     return tangent_dtype(x.dtype)
 
 
-@ProjectTo.register(Diagonal)
+@_projector_for.register(Diagonal)
 def _project_diagonal(x: Diagonal) -> Projector:
     dtype = _structured_dtype(x)
     return NoTangentProjector() if dtype is None else DiagonalProjector(dtype, x.shape)
 
 
-@ProjectTo.register(Symmetric)
+@_projector_for.register(Symmetric)
 def _project_symmetric(x: Symmetric) -> Projector:
     dtype = _structured_dtype(x)
     if dtype is None:
@@ -207,7 +232,7 @@ def _project_symmetric(x: Symmetric) -> Projector:
     return SymmetricProjector(type(x), dtype, x.shape, x.uplo)
 
 
-@ProjectTo.register(UpperTriangular)
+@_projector_for.register(UpperTriangular)
 def _project_triangular(x: UpperTriangular) -> Projector:
     dtype = _structured_dtype(x)
     return NoTangentProjector() if dtype is None else TriangularProjector(type(x), dtype, x.shape)
@@ -224,7 +249,7 @@ for _sparse_type in (
     sp.coo_matrix,
 ):
 
-    @ProjectTo.register(_sparse_type)
+    @_projector_for.register(_sparse_type)
     def _project_sparse(x: Any) -> Projector:
         dtype = tangent_dtype(x.dtype)
         return NoTangentProjector() if dtype is None else SparseProjector(x, dtype)

@@ -1,0 +1,5 @@
+"""Rules for numpy and scipy linear algebra, one file per topic; importing registers them."""
+
+from rules.linalg import cholesky, products
+
+__all__ = ["cholesky", "products"]

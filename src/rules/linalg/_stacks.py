@@ -1,0 +1,88 @@
+"""Shared plumbing for the kernel path of linear-algebra rules.
+
+A rule's *generic path* uses only the tangent algebra; its *kernel path* runs when every operand
+is a plain ndarray of a dtype the kernels are compiled for. These helpers decide that, and
+normalise operands the way kernels expect them: one dtype, C-contiguous, stacks flattened to
+``(b, m, n)``, so that each kernel compiles once per dtype (DESIGN.md section 2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tangents import unthunk
+
+__all__ = ["adjoint", "as_stack", "check_shape", "kernel_dtype", "kernel_operands", "unstack"]
+
+_FLOAT32, _FLOAT64, _COMPLEX128 = (
+    np.dtype(np.float32),
+    np.dtype(np.float64),
+    np.dtype(np.complex128),
+)
+
+
+def kernel_dtype(*dtypes: Any) -> np.dtype[Any] | None:
+    """The kernel dtype for operands of these dtypes, or ``None`` when no kernel applies.
+
+    float32 only when every operand is float32 (so float32 stays float32); float64 for real
+    operands otherwise; complex128 when one is complex. float16 and complex64 have no kernels.
+    """
+    result = _FLOAT32
+    for d in dtypes:
+        if d == _COMPLEX128:
+            result = _COMPLEX128
+        elif d == _FLOAT64:
+            if result is _FLOAT32:
+                result = _FLOAT64
+        elif d != _FLOAT32:
+            return None
+    return result
+
+
+def kernel_operands(*xs: Any, dtype: Any = None) -> tuple[np.ndarray, ...] | None:
+    """The operands as C-contiguous arrays of one kernel dtype, or ``None`` for the generic path.
+
+    Thunks are evaluated. Anything that is not a plain ndarray (a user's tangent type, a
+    structured matrix, a zero) sends the rule down its generic path. ``dtype`` forces the
+    kernel dtype (e.g. the primal's, so that a float64 cotangent of a float32 input is cast).
+    """
+    values = tuple(x if type(x) is np.ndarray else unthunk(x) for x in xs)
+    for v in values:
+        if type(v) is not np.ndarray:
+            return None
+    target = kernel_dtype(*(v.dtype for v in values)) if dtype is None else np.dtype(dtype)
+    if target is None:
+        return None
+    return tuple(
+        v if v.dtype == target and v.flags.c_contiguous else np.ascontiguousarray(v, dtype=target)
+        for v in values
+    )
+
+
+def as_stack(x: np.ndarray) -> np.ndarray:
+    """``(..., m, n)`` as a C-contiguous ``(b, m, n)`` stack (a view when already contiguous)."""
+    return np.ascontiguousarray(x).reshape(-1, *x.shape[-2:])
+
+
+def unstack(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A ``(b, m, n)`` kernel result back in the batch shape ``shape[:-2]``."""
+    return x.reshape(*shape[:-2], *x.shape[-2:])
+
+
+def check_shape(function: str, what: str, value: Any, shape: tuple[int, ...]) -> None:
+    """Raise ``ValueError`` naming ``function`` when a (co)tangent's shape differs from ``shape``.
+
+    Values without a ``shape`` (numbers, zeros) are not checked here.
+    """
+    got = getattr(value, "shape", None)
+    if got is not None and tuple(got) != tuple(shape):
+        raise ValueError(f"{function}: {what} has shape {tuple(got)}, expected {tuple(shape)}")
+
+
+def adjoint(X: Any) -> Any:
+    """``X^H`` over the last two axes; no conjugation (no copy) for real ndarrays."""
+    if isinstance(X, np.ndarray) and not np.iscomplexobj(X):
+        return X.mT
+    return X.conj().mT

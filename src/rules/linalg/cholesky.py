@@ -1,0 +1,313 @@
+r"""Rules for the Cholesky factorization and the solve that reuses it.
+
+Functions: ``np.linalg.cholesky``, ``scipy.linalg.cholesky``, ``scipy.linalg.cho_factor`` and
+``scipy.linalg.cho_solve``.
+
+For ``A = L L^H`` with ``L`` lower triangular (I. Murray, "Differentiation of the Cholesky
+decomposition", arXiv:1602.07527, 2016, section 3):
+
+.. math::
+
+    \bar A = \mathrm{sym}\big(L^{-H}\, \Phi(L^H \bar L)\, L^{-1}\big), \qquad
+    \dot L = L\, \Phi\big(L^{-1} \dot A L^{-H}\big),
+
+where :math:`\Phi` keeps the lower triangle and halves the (real part of the) diagonal and
+``sym(X) = (X + X^H)/2``. Upper factors ``U = L^H`` use ``L_bar = U_bar^H``.
+
+Conventions: the input is read as a symmetric (Hermitian) matrix, so its cotangent is the
+symmetric ``sym(G)`` (DESIGN.md section 3, as JAX and PyTorch do) and forward tangents are
+symmetrised first. Kernel path: stacks of matrices below ``kernels.cholesky.PULLBACK_BLOCKED_MIN_N``
+go through one batched compiled call; larger ones through the blocked level-3 BLAS algorithm
+(no explicit inverse). The generic path (other dtypes and cotangent types) uses the formula with
+triangular solves; the formula needs elementwise access (``Phi``), so cotangents must be arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from kernels import cholesky as kcholesky
+from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.linalg._stacks import adjoint, as_stack, check_shape, kernel_operands, unstack
+from rules.registry import frule, rrule, split_cotangent
+from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
+
+
+def _factor(name: str, A: Any, lower: bool) -> np.ndarray:
+    """The lower (or upper) Cholesky factor of the dense ``A``, with errors naming ``name``."""
+    dense = np.asarray(A)
+    if dense.ndim < 2 or dense.shape[-1] != dense.shape[-2]:
+        raise np.linalg.LinAlgError(f"{name}: needs square matrices, got shape {dense.shape}")
+    try:
+        return np.linalg.cholesky(dense, upper=not lower)
+    except np.linalg.LinAlgError as error:
+        raise np.linalg.LinAlgError(f"{name}: {error} (input of shape {dense.shape})") from None
+
+
+def _phi(X: np.ndarray) -> np.ndarray:
+    """Lower triangle of ``X`` with the real part of its diagonal halved (a new array)."""
+    P = np.tril(X)
+    n = P.shape[-1]
+    diagonal = P[..., np.arange(n), np.arange(n)]
+    P[..., np.arange(n), np.arange(n)] = 0.5 * diagonal.real
+    return P
+
+
+def _sym(X: np.ndarray) -> np.ndarray:
+    return 0.5 * (X + adjoint(X))
+
+
+def cholesky_pullback_array(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
+    """``A_bar = sym(L^-H Phi(L^H L_bar) L^-1)`` for lower ``L`` and an ndarray ``L_bar``.
+
+    Kernel path for float32/float64/complex128, the formula with scipy's triangular solves for
+    other dtypes.
+    """
+    if L.ndim == 2 and L.shape[0] < kcholesky.PULLBACK_BLOCKED_MIN_N and _fits(L, L_bar):
+        return kcholesky.cholesky_pullback(L, L_bar)  # the hot path: one small matrix, no copies
+    operands = kernel_operands(L, L_bar, dtype=L.dtype)
+    if operands is None:
+        return _pullback_formula(L, L_bar)
+    L_k, L_bar_k = operands
+    n = L_k.shape[-1]
+    if n < kcholesky.PULLBACK_BLOCKED_MIN_N:
+        return unstack(
+            kcholesky.cholesky_pullback_batched(as_stack(L_k), as_stack(L_bar_k)), L.shape
+        )
+    stack, bars = as_stack(L_k), as_stack(L_bar_k)
+    out = np.stack(
+        [kcholesky.cholesky_pullback_blocked(stack[t], bars[t]) for t in range(len(stack))]
+    )
+    return unstack(out, L.shape)
+
+
+def _fits(L: np.ndarray, X: Any) -> bool:
+    """Whether ``L`` and ``X`` can go to a kernel as they are (same kernel dtype, C order)."""
+    return (
+        type(X) is np.ndarray
+        and X.dtype == L.dtype
+        and L.dtype in KERNEL_DTYPES
+        and L.flags.c_contiguous
+        and X.flags.c_contiguous
+    )
+
+
+def _pullback_formula(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
+    P = _phi(adjoint(L) @ L_bar)
+    Y = sla.solve_triangular(L, P, lower=True, trans="C")  # L^-H P
+    S = adjoint(sla.solve_triangular(L, adjoint(Y), lower=True, trans="C"))  # L^-H P L^-1
+    return _sym(S)
+
+
+def cholesky_pushforward_array(L: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
+    """``L_dot = L Phi(L^-1 A_dot L^-H)`` for lower ``L`` and a Hermitian ndarray ``A_dot``."""
+    operands = kernel_operands(L, A_dot, dtype=L.dtype)
+    if operands is None:
+        X = sla.solve_triangular(L, A_dot, lower=True)  # L^-1 A_dot
+        X = adjoint(sla.solve_triangular(L, adjoint(X), lower=True))  # L^-1 A_dot L^-H
+        return L @ _phi(X)
+    L_k, A_dot_k = operands
+    n = L_k.shape[-1]
+    if n < kcholesky.PUSHFORWARD_BLOCKED_MIN_N:
+        return unstack(
+            kcholesky.cholesky_pushforward_batched(as_stack(L_k), as_stack(A_dot_k)), L.shape
+        )
+    stack, dots = as_stack(L_k), as_stack(A_dot_k)
+    out = np.stack(
+        [kcholesky.cholesky_pushforward_blocked(stack[t], dots[t]) for t in range(len(stack))]
+    )
+    return unstack(out, L.shape)
+
+
+def _lower_cotangent(name: str, F_bar: Any, shape: tuple[int, ...], lower: bool) -> np.ndarray:
+    """The cotangent of the lower factor, from the cotangent of the returned (lower or upper) one."""
+    if type(F_bar) is not np.ndarray:
+        F_bar = np.asarray(as_array_cotangent(F_bar, f"{name}'s pullback (triangular parts)"))
+    check_shape(f"{name} pullback", "the cotangent", F_bar, shape)
+    return F_bar if lower else adjoint(F_bar)
+
+
+def _tangent_of_factor(L: np.ndarray, A_dot: Any, lower: bool) -> np.ndarray:
+    A_dot = _sym(as_array_cotangent(A_dot, "the Cholesky pushforward"))
+    L_dot = cholesky_pushforward_array(L, A_dot.astype(L.dtype, copy=False))
+    return L_dot if lower else adjoint(L_dot)
+
+
+def _cholesky_rule(name: str, A: Any, lower: bool) -> tuple[np.ndarray, Any]:
+    F = _factor(name, A, lower)
+    L = F if lower else adjoint(F)
+    project_A = ProjectTo(A)
+
+    def cholesky_pullback(F_bar: Any) -> tuple[Any, Any]:
+        L_bar = _lower_cotangent(name, unthunk(F_bar), F.shape, lower)
+        return NoTangent(), project_A(cholesky_pullback_array(L, L_bar))
+
+    return F, cholesky_pullback
+
+
+# --- np.linalg.cholesky --------------------------------------------------------------------------
+
+
+@rrule.register(np.linalg.cholesky)
+def cholesky_rrule(A: Any, /, *, upper: bool = False) -> tuple[np.ndarray, Any]:
+    """Reverse rule for ``np.linalg.cholesky(A, upper=False)``; stacks ``(..., n, n)`` too.
+
+    See the module docstring for the formula and the symmetric-cotangent convention.
+    """
+    return _cholesky_rule("np.linalg.cholesky", A, lower=not upper)
+
+
+@frule.register(np.linalg.cholesky)
+def cholesky_frule(tangents: tuple[Any, Any], A: Any, /, *, upper: bool = False) -> tuple[Any, Any]:
+    r"""Forward rule for ``np.linalg.cholesky``: :math:`\dot L = L \Phi(L^{-1} \dot A L^{-H})`."""
+    F = _factor("np.linalg.cholesky", A, lower=not upper)
+    L = adjoint(F) if upper else F
+    return F, _tangent_of_factor(np.ascontiguousarray(L), unthunk(tangents[1]), lower=not upper)
+
+
+# --- scipy.linalg.cholesky -----------------------------------------------------------------------
+
+
+@rrule.register(sla.cholesky)
+def scipy_cholesky_rrule(A: Any, lower: bool = False, **kwargs: Any) -> tuple[np.ndarray, Any]:
+    """Reverse rule for ``scipy.linalg.cholesky(A, lower=False)`` (upper factor by default).
+
+    ``overwrite_a`` is refused (a rule never modifies its input); ``check_finite`` is honoured.
+    """
+    _check_scipy_kwargs("scipy.linalg.cholesky", A, kwargs)
+    return _cholesky_rule("scipy.linalg.cholesky", A, lower=lower)
+
+
+@frule.register(sla.cholesky)
+def scipy_cholesky_frule(
+    tangents: tuple[Any, Any], A: Any, lower: bool = False, **kwargs: Any
+) -> tuple[Any, Any]:
+    """Forward rule for ``scipy.linalg.cholesky``."""
+    _check_scipy_kwargs("scipy.linalg.cholesky", A, kwargs)
+    F = _factor("scipy.linalg.cholesky", A, lower)
+    L = np.ascontiguousarray(F if lower else adjoint(F))
+    return F, _tangent_of_factor(L, unthunk(tangents[1]), lower)
+
+
+def _check_scipy_kwargs(name: str, A: Any, kwargs: dict[str, Any]) -> None:
+    unknown = set(kwargs) - {"overwrite_a", "overwrite_b", "check_finite"}
+    if unknown:
+        raise TypeError(f"{name} got unexpected keyword argument(s) {sorted(unknown)}")
+    if kwargs.get("overwrite_a") or kwargs.get("overwrite_b"):
+        raise ValueError(
+            f"{name}: overwrite_a/overwrite_b=True is not differentiable (it mutates the input)"
+        )
+    if kwargs.get("check_finite", True) and not np.all(np.isfinite(np.asarray(A))):
+        raise ValueError(f"{name}: array must not contain infs or NaNs (check_finite=True)")
+
+
+# --- scipy.linalg.cho_factor / cho_solve ---------------------------------------------------------
+
+
+@rrule.register(sla.cho_factor)
+def cho_factor_rrule(
+    A: Any, lower: bool = False, **kwargs: Any
+) -> tuple[tuple[np.ndarray, bool], Any]:
+    """Reverse rule for ``c, lower = scipy.linalg.cho_factor(A, lower=False)``.
+
+    ``c`` holds the factor in one triangle and a copy of ``A``'s other triangle in the rest (as
+    scipy returns it), so the cotangent of that other part flows straight back to ``A``; the
+    result is symmetrised like every Cholesky cotangent.
+    """
+    _check_scipy_kwargs("scipy.linalg.cho_factor", A, kwargs)
+    c, lower_out = sla.cho_factor(np.asarray(A), lower=lower, check_finite=False)
+    F = np.tril(c) if lower else np.triu(c)
+    L = np.ascontiguousarray(F if lower else adjoint(F))
+    project_A = ProjectTo(A)
+
+    def cho_factor_pullback(y_bar: Any) -> tuple[Any, Any]:
+        c_bar = unthunk(split_cotangent(y_bar, 2)[0])
+        if isinstance(c_bar, AbstractZero):
+            return NoTangent(), c_bar
+        c_bar = as_array_cotangent(c_bar, "scipy.linalg.cho_factor's pullback")
+        check_shape("scipy.linalg.cho_factor pullback", "the cotangent of c", c_bar, c.shape)
+        factor_bar = np.tril(c_bar) if lower else np.triu(c_bar)
+        copied_bar = np.triu(c_bar, 1) if lower else np.tril(c_bar, -1)
+        L_bar = factor_bar if lower else adjoint(factor_bar)
+        A_bar = cholesky_pullback_array(L, np.asarray(L_bar, dtype=L.dtype)) + _sym(copied_bar)
+        return NoTangent(), project_A(A_bar)
+
+    return (c, lower_out), cho_factor_pullback
+
+
+@frule.register(sla.cho_factor)
+def cho_factor_frule(
+    tangents: tuple[Any, Any], A: Any, lower: bool = False, **kwargs: Any
+) -> tuple[Any, Any]:
+    """Forward rule for ``scipy.linalg.cho_factor``: the factor's tangent plus the copied part."""
+    _check_scipy_kwargs("scipy.linalg.cho_factor", A, kwargs)
+    c, lower_out = sla.cho_factor(np.asarray(A), lower=lower, check_finite=False)
+    F = np.tril(c) if lower else np.triu(c)
+    L = np.ascontiguousarray(F if lower else adjoint(F))
+    A_dot = _sym(as_array_cotangent(unthunk(tangents[1]), "scipy.linalg.cho_factor's pushforward"))
+    F_dot = _tangent_of_factor(L, A_dot, lower)
+    copied_dot = np.triu(A_dot, 1) if lower else np.tril(A_dot, -1)
+    return (c, lower_out), Tangent(
+        tuple, (F_dot + copied_dot).astype(c.dtype, copy=False), NoTangent()
+    )
+
+
+def _factor_of(c: np.ndarray, lower: bool) -> np.ndarray:
+    """The lower factor ``L`` (``A = L L^H``) stored in the ``cho_factor`` output ``c``."""
+    return np.ascontiguousarray(np.tril(c) if lower else adjoint(np.triu(c)))
+
+
+@rrule.register(sla.cho_solve)
+def cho_solve_rrule(
+    c_and_lower: tuple[np.ndarray, bool], b: Any, **kwargs: Any
+) -> tuple[np.ndarray, Any]:
+    r"""Reverse rule for ``x = scipy.linalg.cho_solve((c, lower), b)``, i.e. ``x = A^{-1} b``.
+
+    With ``A = L L^H`` read from the factor triangle of ``c``:
+    :math:`\bar b = A^{-1} \bar x` (solved with the same factor, no refactorization),
+    :math:`\bar A = -\bar b x^H`, and through ``dA = dL L^H + L dL^H`` the factor gets
+    :math:`\bar L = \mathrm{tril}((\bar A + \bar A^H) L)` (``U_bar = triu(U (A_bar + A_bar^H))``
+    for an upper factor). The rest of ``c`` is not read and gets a zero cotangent; ``lower``
+    gets ``NoTangent()``.
+    """
+    c, lower = c_and_lower
+    _check_scipy_kwargs("scipy.linalg.cho_solve", b, kwargs)
+    x = sla.cho_solve((c, lower), b, check_finite=False)
+    project_b, project_c = ProjectTo(b), ProjectTo(c)
+    L = _factor_of(np.asarray(c), lower)
+
+    def cho_solve_pullback(x_bar: Any) -> tuple[Any, Any, Any]:
+        x_bar = as_array_cotangent(unthunk(x_bar), "scipy.linalg.cho_solve's pullback")
+        check_shape("scipy.linalg.cho_solve pullback", "the cotangent", x_bar, x.shape)
+        b_bar = sla.cho_solve((c, lower), x_bar, check_finite=False)
+        x2, b_bar2 = (v[:, None] if v.ndim == 1 else v for v in (x, b_bar))
+        A_bar = -(b_bar2 @ adjoint(x2))
+        G = A_bar + adjoint(A_bar)
+        c_bar = np.tril(G @ L) if lower else np.triu(adjoint(L) @ G)
+        return NoTangent(), Tangent(tuple, project_c(c_bar), NoTangent()), project_b(b_bar)
+
+    return x, cho_solve_pullback
+
+
+@frule.register(sla.cho_solve)
+def cho_solve_frule(
+    tangents: tuple[Any, Any, Any], c_and_lower: tuple[np.ndarray, bool], b: Any, **kwargs: Any
+) -> tuple[Any, Any]:
+    r"""Forward rule for ``x = cho_solve((c, lower), b)``: :math:`\dot x = A^{-1}(\dot b - \dot A x)`."""
+    c, lower = c_and_lower
+    _check_scipy_kwargs("scipy.linalg.cho_solve", b, kwargs)
+    x = sla.cho_solve((c, lower), b, check_finite=False)
+    _, cl_dot, b_dot = (unthunk(t) for t in tangents)
+    c_dot = unthunk(split_cotangent(cl_dot, 2)[0])
+    rhs: Any = ZeroTangent() + b_dot
+    if not isinstance(c_dot, AbstractZero):
+        L = _factor_of(np.asarray(c), lower)
+        F_dot = np.tril(c_dot) if lower else np.triu(c_dot)
+        L_dot = F_dot if lower else adjoint(F_dot)
+        rhs = rhs - (L_dot @ adjoint(L) + L @ adjoint(L_dot)) @ x  # A_dot x
+    if isinstance(rhs, AbstractZero):
+        return x, ZeroTangent()
+    return x, ProjectTo(x)(sla.cho_solve((c, lower), np.asarray(rhs), check_finite=False))
