@@ -7,9 +7,12 @@ f, *args, **kwargs)`` returns ``(y, y_dot)`` or ``None``. Register your own rule
 
 # Rule sets: importing a module registers its rules.
 from rules import (  # noqa: F401  (imported for their registrations)
+    cumulative,
     elementwise,
     elementwise_complex,
+    reductions,
     selection,
+    special,
 )
 from rules.definition import non_differentiable, scalar_rule
 from rules.registry import frule, is_zero_cotangent, rrule, split_cotangent
