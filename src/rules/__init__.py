@@ -12,6 +12,7 @@ from rules import (  # noqa: F401  (imported for their registrations)
     elementwise_complex,
     reductions,
     selection,
+    shape,
     special,
 )
 from rules.definition import non_differentiable, scalar_rule
