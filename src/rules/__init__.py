@@ -10,6 +10,7 @@ from rules import (  # noqa: F401  (imported for their registrations)
     cumulative,
     elementwise,
     elementwise_complex,
+    joining,
     reductions,
     selection,
     shape,
