@@ -8,8 +8,10 @@ f, *args, **kwargs)`` returns ``(y, y_dot)`` or ``None``. Register your own rule
 # Rule sets: importing a module registers its rules.
 from rules import (  # noqa: F401  (imported for their registrations)
     cumulative,
+    diagonals,
     elementwise,
     elementwise_complex,
+    indexing,
     joining,
     reductions,
     selection,
