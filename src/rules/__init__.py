@@ -9,6 +9,7 @@ f, *args, **kwargs)`` returns ``(y, y_dot)`` or ``None``. Register your own rule
 from rules import (  # noqa: F401  (imported for their registrations)
     cumulative,
     diagonals,
+    einsum,
     elementwise,
     elementwise_complex,
     indexing,
