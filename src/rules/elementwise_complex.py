@@ -1,4 +1,4 @@
-r"""Elementwise rules of the non-holomorphic functions: ``absolute``, ``angle``, ``conj``, ``real``, ``imag``.
+r"""Elementwise rules of the non-holomorphic functions: ``absolute``, ``angle``, ``sign``, ``conj``, ``real``, ``imag``.
 
 These do not fit :func:`rules.scalar_rule` (which multiplies by a conjugated complex derivative),
 so each is derived by hand in the convention of DESIGN.md section 3: for a complex input
@@ -10,6 +10,11 @@ and for a real output :math:`y(a, b)` that is :math:`\bar z = \bar y\,(\partial_
 * ``angle``: :math:`\bar z = \operatorname{Re}(\bar y)\,i z/|z|^2`;
   :math:`\dot y = \operatorname{Im}(\overline{z}\,\dot z)/|z|^2`; 0 for real input (it is
   piecewise constant).
+* ``sign`` (complex: :math:`y = z/|z|`, numpy 2's definition):
+  :math:`\bar z = (\bar y - y\operatorname{Re}(\overline{y}\,\bar y))/|z|`;
+  :math:`\dot y = (\dot z - y\operatorname{Re}(\overline{y}\,\dot z))/|z|`. For real input
+  ``sign`` is piecewise constant and both are ``NoTangent()`` (non-differentiable, as listed in
+  :mod:`rules.nondiff`).
 * ``conj``: :math:`\bar z = \overline{\bar y}`; :math:`\dot y = \overline{\dot z}`.
 * ``real``: :math:`\bar z = \operatorname{Re}\bar y` (promoted to complex for complex ``z``);
   :math:`\dot y = \operatorname{Re}\dot z`.
@@ -20,14 +25,14 @@ and for a real output :math:`y(a, b)` that is :math:`\bar z = \bar y\,(\partial_
 
 Degenerate points
 -----------------
-``absolute`` at 0 and ``angle`` at 0 have no derivative (``|z|`` has a cone there, ``angle``
-jumps); both rules return a cotangent (and tangent) of exactly 0 at such entries, finite and
-never NaN, as ChainRules.jl does for ``abs`` (a subgradient of ``|x|`` at 0).
+``absolute``, ``angle`` and complex ``sign`` at 0 have no derivative (``|z|`` has a cone there,
+``angle`` and ``sign`` jump); the rules return a cotangent (and tangent) of exactly 0 at such
+entries, finite and never NaN, as ChainRules.jl does for ``abs`` (a subgradient of ``|x|`` at 0).
 
 References
 ----------
 ChainRulesCore.jl, ``docs/src/maths/complex.md``; ChainRules.jl ``fastmath_able.jl`` (``abs``,
-``angle``) and ``base.jl`` (``real``, ``imag``, ``conj``).
+``angle``, ``sign``) and ``base.jl`` (``real``, ``imag``, ``conj``).
 """
 
 from __future__ import annotations
@@ -120,6 +125,40 @@ def angle_frule(tangents: tuple[Any, ...], z: Any, deg: bool = False) -> Any:
     z_dot = as_array_cotangent(tangents[1], "np.angle's frule")
     y_dot = _degrees(deg) * _safe_divide(np.imag(np.conj(z) * z_dot), np.abs(z) ** 2)
     return y, ProjectTo(y)(y_dot)
+
+
+# --- sign ---------------------------------------------------------------------------------------
+
+
+@rrule.register(np.sign)
+def sign_rrule(z: Any, out: Any = None, *, where: Any = True, **kwargs: Any) -> Any:
+    r"""``y = z/|z|``: :math:`\bar z = (\bar y - y \operatorname{Re}(\overline{y}\,\bar y))/|z|`; real: ``NoTangent()``."""
+    refuse("sign", out=out, where=where is not True)
+    y = np.sign(z, **kwargs)
+    project_z = ProjectTo(z)
+
+    def sign_pullback(y_bar: Any) -> tuple[Any, Any]:
+        if not np.iscomplexobj(z):
+            return NoTangent(), NoTangent()
+        g = as_array_cotangent(y_bar, "np.sign's pullback")
+        along = g - y * np.real(np.conj(y) * g)
+        return NoTangent(), project_z(_safe_divide(along, np.abs(z)))
+
+    return y, sign_pullback
+
+
+@frule.register(np.sign)
+def sign_frule(
+    tangents: tuple[Any, ...], z: Any, out: Any = None, *, where: Any = True, **kwargs: Any
+) -> Any:
+    r"""``ẏ = (ż - y Re(conj(y) ż))/|z|``; real: ``NoTangent()``."""
+    refuse("sign", out=out, where=where is not True)
+    y = np.sign(z, **kwargs)
+    if not np.iscomplexobj(z):
+        return y, NoTangent()
+    z_dot = as_array_cotangent(tangents[1], "np.sign's frule")
+    along = z_dot - y * np.real(np.conj(y) * z_dot)
+    return y, ProjectTo(y)(_safe_divide(along, np.abs(z)))
 
 
 # --- conj, real, imag ---------------------------------------------------------------------------
