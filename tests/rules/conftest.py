@@ -22,3 +22,40 @@ def registered():
 @pytest.fixture
 def tables():
     return rrule, frule
+
+
+class UserTangent:
+    """A tangent type of a user's own: ``+``, ``-``, scaling, ``.real``, ``.conj()``, a shape; no array.
+
+    ``__array_ufunc__ = None`` makes numpy defer to it instead of building an object array.
+    """
+
+    __array_ufunc__ = None
+
+    def __init__(self, values):
+        self.values = values
+        self.shape = values.shape
+
+    def __add__(self, other):
+        return UserTangent(self.values + other.values)
+
+    def __neg__(self):
+        return UserTangent(-self.values)
+
+    def __mul__(self, scalar):
+        return UserTangent(self.values * scalar)
+
+    __rmul__ = __mul__
+
+    @property
+    def real(self):
+        return UserTangent(self.values.real)
+
+    def conj(self):
+        return UserTangent(self.values.conj())
+
+
+@pytest.fixture
+def user_tangent():
+    """The class of a user-defined tangent type, for generic-path tests."""
+    return UserTangent

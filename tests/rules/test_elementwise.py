@@ -204,3 +204,14 @@ def test_out_is_refused(rng):
     x = rng.standard_normal(3)
     with pytest.raises(ValueError, match="out"):
         rrule(np.add, x, x, out=np.empty(3))
+
+
+@pytest.mark.parametrize(
+    ("f", "n_args"), [(np.add, 2), (np.subtract, 2), (np.negative, 1), (np.positive, 1)]
+)
+def test_linear_rules_take_a_user_tangent_type(rng, user_tangent, f, n_args):
+    x = rng.standard_normal(3)
+    _, pullback = rrule(f, *(x,) * n_args)
+    y_bar = user_tangent(np.arange(3.0))
+    for x_bar in pullback(y_bar)[1:]:
+        assert isinstance(x_bar, user_tangent)  # the generic path: never made an ndarray

@@ -87,3 +87,16 @@ def test_imag_of_complex_points_along_i(rng):
     z = away_from_zero(rng, (3,), np.complex128)
     _, pullback = rrule(np.imag, z)
     np.testing.assert_array_equal(pullback(np.full(3, 2.0))[1], 2j)
+
+
+@pytest.mark.parametrize("f", [np.conj, np.real])
+def test_conj_and_real_take_a_user_tangent_type(rng, user_tangent, f):
+    z = away_from_zero(rng, (3,), np.complex128)
+    _, pullback = rrule(f, z)
+    assert isinstance(pullback(user_tangent(np.ones(3)))[1], user_tangent)
+
+
+def test_absolute_refuses_a_user_tangent_type_by_name(rng, user_tangent):
+    _, pullback = rrule(np.absolute, away_from_zero(rng, (3,), np.float64))
+    with pytest.raises(TypeError, match=r"np\.absolute's pullback"):
+        pullback(user_tangent(np.ones(3)))

@@ -159,3 +159,9 @@ def test_sort_with_ties_assigns_in_original_order():
     a = np.array([2.0, 1.0, 2.0])
     _, pullback = rrule(np.sort, a)
     np.testing.assert_array_equal(pullback(np.array([10.0, 20.0, 30.0]))[1], [20.0, 10.0, 30.0])
+
+
+def test_a_user_tangent_type_is_refused_by_name(rng, user_tangent):
+    _, pullback = rrule(operator.getitem, make(rng, (3,)), 1)
+    with pytest.raises(TypeError, match="getitem's pullback"):
+        pullback(user_tangent(np.ones(())))
