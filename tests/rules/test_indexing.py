@@ -4,6 +4,8 @@ import operator
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rules  # noqa: F401  (registers the rules)
 from rules import frule, rrule
@@ -165,3 +167,25 @@ def test_a_user_tangent_type_is_refused_by_name(rng, user_tangent):
     _, pullback = rrule(operator.getitem, make(rng, (3,)), 1)
     with pytest.raises(TypeError, match="getitem's pullback"):
         pullback(user_tangent(np.ones(())))
+
+
+@st.composite
+def array_and_integer_index(draw):
+    """A (2, n) array and an integer index into its last axis, often with repeats."""
+    n = draw(st.integers(1, 4))
+    picks = draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=6))
+    seed = draw(st.integers(0, 2**32 - 1))
+    return np.random.default_rng(seed).standard_normal((2, n)), np.array(picks)
+
+
+@settings(max_examples=40, deadline=None)
+@given(array_and_integer_index())
+def test_getitem_pullback_is_the_adjoint_of_indexing(case):
+    # <y_bar, x_dot[idx]> == <x_bar, x_dot>: the scatter is the transpose of the gather,
+    # repeated and negative indices included.
+    x, index = case
+    rng = np.random.default_rng(index.size)
+    y, pullback = rrule(operator.getitem, x, (slice(None), index))
+    x_dot, y_bar = rng.standard_normal(x.shape), rng.standard_normal(y.shape)
+    x_bar = unthunk(pullback(y_bar)[1])
+    np.testing.assert_allclose(np.vdot(y_bar, x_dot[:, index]), np.vdot(x_bar, x_dot))

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rules  # noqa: F401  (registers the rules)
 from rules import frule, rrule
@@ -202,3 +204,20 @@ def test_a_user_tangent_type_is_refused_by_name(rng, user_tangent, f):
         pullback(user_tangent(np.ones(2)))
     with pytest.raises(TypeError, match=rf"np\.{f.__name__}'s frule"):
         frule((NoTangent(), user_tangent(np.ones((2, 3)))), f, x, axis=1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    axes=st.sets(st.integers(0, 2), max_size=3),
+    keepdims=st.booleans(),
+    f=st.sampled_from([np.sum, np.mean, np.prod, np.max, np.var]),
+)
+def test_pullback_is_the_adjoint_of_the_pushforward_for_any_axes(axes, keepdims, f):
+    rng = np.random.default_rng(len(axes))
+    x = values(rng, np.float64)
+    axis = tuple(sorted(axes))
+    y, pullback = rrule(f, x, axis=axis, keepdims=keepdims)
+    x_dot, y_bar = rng.standard_normal(x.shape), rng.standard_normal(np.shape(y))
+    _, y_dot = frule((NoTangent(), x_dot), f, x, axis=axis, keepdims=keepdims)
+    x_bar = pullback(y_bar)[1]
+    np.testing.assert_allclose(np.vdot(y_bar, y_dot), np.vdot(x_bar, x_dot))
