@@ -22,7 +22,13 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from rules.registry import rrule
 from tangents import NoTangent, tangent_dtype
 
-__all__ = ["normalize_axes", "refuse", "rrule_with_options", "zero_tangent_array"]
+__all__ = [
+    "is_constant",
+    "normalize_axes",
+    "refuse",
+    "rrule_with_options",
+    "zero_tangent_array",
+]
 
 Rule = Callable[..., Any]
 
@@ -84,3 +90,11 @@ def zero_tangent_array(x: Any) -> np.ndarray:
     """Writable zeros in the tangent space of the primal ``x`` (float64 for integers)."""
     dtype = tangent_dtype(np.result_type(x))
     return np.zeros(np.shape(x), dtype=np.float64 if dtype is None else dtype)
+
+
+def is_constant(x: Any) -> bool:
+    """Python ints and bools (exact constants: exponents, counts) and ``None``: ``NoTangent()``.
+
+    The convention of :func:`rules.scalar_rule`; integer *arrays* are real numbers instead.
+    """
+    return x is None or isinstance(x, int)

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from rules.arguments import refuse
+from rules.arguments import is_constant, refuse
 from rules.broadcasting import broadcast_tangent, unbroadcast
 from rules.definition import scalar_rule
 from rules.registry import frule, rrule
@@ -58,11 +58,6 @@ def _inexact(x: Any) -> Any:
     if np.issubdtype(np.result_type(x), np.inexact):
         return x
     return np.asarray(x, dtype=np.float64)
-
-
-def _constant(x: Any) -> bool:
-    """Python ints and bools are exact constants with ``NoTangent()``, as in ``scalar_rule``."""
-    return isinstance(x, int)
 
 
 def _quiet(partials: Any) -> Any:
@@ -86,7 +81,7 @@ def _register_linear(f: Any, signs: tuple[int, ...]) -> None:
     def linear_rrule(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         refuse(name, out=kwargs.pop("out", None), where=kwargs.pop("where", True) is not True)
         y = f(*args, **kwargs)
-        projectors = tuple(None if _constant(x) else ProjectTo(x) for x in args)
+        projectors = tuple(None if is_constant(x) else ProjectTo(x) for x in args)
         shapes = tuple(np.shape(x) for x in args)
 
         def linear_pullback(y_bar: Any) -> tuple[Any, ...]:
@@ -108,7 +103,7 @@ def _register_linear(f: Any, signs: tuple[int, ...]) -> None:
         y = f(*args, **kwargs)
         y_dot: Any = ZeroTangent()
         for x, x_dot, sign in zip(args, tangents[1:], signs, strict=True):
-            if _constant(x):
+            if is_constant(x):
                 continue
             x_dot = unthunk(x_dot)
             y_dot = y_dot + x_dot if sign > 0 else y_dot - x_dot

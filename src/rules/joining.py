@@ -33,6 +33,14 @@ from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, unthunk
 __all__: list[str] = []
 
 
+def _dense(t: Any, primal: Any, operation: str) -> Any:
+    """The (co)tangent ``t`` of one array as an ndarray: zeros of the primal's shape for a zero."""
+    t = unthunk(t)
+    if isinstance(t, AbstractZero):
+        return zero_tangent_array(primal)
+    return as_array_cotangent(t, operation)
+
+
 class _Arrays:
     """The sequence argument of a joining function, and how its (co)tangents look."""
 
@@ -53,12 +61,7 @@ class _Arrays:
         if self.is_ndarray:
             return list(as_array_cotangent(t, operation))
         components = split_cotangent(t, len(self.parts))
-        return [
-            zero_tangent_array(x)
-            if isinstance(unthunk(c), AbstractZero)
-            else as_array_cotangent(c, operation)
-            for x, c in zip(self.parts, components, strict=True)
-        ]
+        return [_dense(c, x, operation) for x, c in zip(self.parts, components, strict=True)]
 
 
 def _cut(g: np.ndarray, sizes: list[int], axis: int, shapes: list[tuple[int, ...]]) -> list[Any]:
@@ -180,12 +183,8 @@ def _register_split(f: Any, name: str) -> None:
 
         def split_pullback(ys_bar: Any) -> tuple[Any, Any]:
             components = split_cotangent(ys_bar, len(ys))
-            pieces = [
-                zero_tangent_array(y)
-                if isinstance(unthunk(c), AbstractZero)
-                else as_array_cotangent(c, f"np.{name}'s pullback")
-                for y, c in zip(ys, components, strict=True)
-            ]
+            operation = f"np.{name}'s pullback"
+            pieces = [_dense(c, y, operation) for y, c in zip(ys, components, strict=True)]
             return NoTangent(), project_ary(np.concatenate(pieces, axis=axis))
 
         split_pullback.__qualname__ = f"{name}_pullback"

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from rules.arguments import refuse, rrule_with_options
+from rules.arguments import is_constant, refuse, rrule_with_options
 from rules.broadcasting import broadcast_tangent, unbroadcast
 from rules.cotangents import as_array_cotangent
 from rules.definition import scalar_rule
@@ -71,11 +71,6 @@ scalar_rule(np.fmin, _shares)
 # --- clip ---------------------------------------------------------------------------------------
 
 
-def _constant(x: Any) -> bool:
-    """``None`` bounds and Python ints (exact constants, as in ``scalar_rule``) get ``NoTangent()``."""
-    return x is None or isinstance(x, int)
-
-
 def _clip_bounds(bounds: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     """The bounds in effect: positional ``a_min, a_max`` or the keywords ``min=``/``max=``."""
     if len(bounds) >= 2:
@@ -114,7 +109,7 @@ def clip_rrule(a: Any, *bounds: Any, **kwargs: Any) -> Any:
     y = np.clip(a, *bounds, **kwargs)
     lo, hi = _clip_bounds(bounds, kwargs)
     inputs = (a, lo, hi)
-    projectors = tuple(None if _constant(x) else ProjectTo(x) for x in inputs)
+    projectors = tuple(None if is_constant(x) else ProjectTo(x) for x in inputs)
 
     def clip_pullback(y_bar: Any) -> tuple[Any, ...]:
         y_bar = as_array_cotangent(y_bar, "np.clip's pullback")
@@ -142,7 +137,7 @@ def clip_frule(tangents: tuple[Any, ...], a: Any, *bounds: Any, **kwargs: Any) -
     y_dot: Any = ZeroTangent()
     for x, w, x_dot in zip((a, lo, hi), _clip_weights(a, lo, hi), dots, strict=True):
         x_dot = unthunk(x_dot)
-        if _constant(x) or w is None or isinstance(x_dot, AbstractZero):
+        if is_constant(x) or w is None or isinstance(x_dot, AbstractZero):
             continue
         y_dot = y_dot + w * as_array_cotangent(x_dot, "np.clip's frule")
     if isinstance(y_dot, AbstractZero):
@@ -167,8 +162,8 @@ def where_rrule(condition: Any, *xy: Any) -> Any:
 
         return out, where_indices_pullback
     x, y = xy
-    project_x = None if _constant(x) else ProjectTo(x)
-    project_y = None if _constant(y) else ProjectTo(y)
+    project_x = None if is_constant(x) else ProjectTo(x)
+    project_y = None if is_constant(y) else ProjectTo(y)
 
     def where_pullback(out_bar: Any) -> tuple[Any, ...]:
         out_bar = as_array_cotangent(out_bar, "np.where's pullback")
@@ -185,7 +180,7 @@ def where_rrule(condition: Any, *xy: Any) -> Any:
 def _as_dense(t: Any, primal: Any) -> Any:
     """A tangent as an array for elementwise use; zeros (and constants) as a scalar 0."""
     t = unthunk(t)
-    if isinstance(t, AbstractZero) or _constant(primal):
+    if isinstance(t, AbstractZero) or is_constant(primal):
         return 0
     return as_array_cotangent(t, "np.where's frule")
 

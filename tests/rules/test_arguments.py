@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 
 from rules import rrule
-from rules.arguments import normalize_axes, refuse, rrule_with_options, zero_tangent_array
+from rules.arguments import (
+    is_constant,
+    normalize_axes,
+    refuse,
+    rrule_with_options,
+    zero_tangent_array,
+)
 from tangents import NoTangent
 
 
@@ -65,3 +71,12 @@ def test_zero_tangent_array():
     z = zero_tangent_array(np.ones((2, 2), np.complex64))
     assert z.dtype == np.complex64
     assert z.flags.writeable
+
+
+def test_constants_are_python_ints_bools_and_none():
+    assert is_constant(3)
+    assert is_constant(True)
+    assert is_constant(None)
+    assert not is_constant(3.0)
+    assert not is_constant(np.int64(3))
+    assert not is_constant(np.arange(3))
