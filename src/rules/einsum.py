@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from rules.arguments import refuse
 from rules.cotangents import as_array_cotangent
 from rules.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, Thunk, ZeroTangent, unthunk
@@ -121,8 +122,7 @@ def einsum_rrule(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
     """
     if not isinstance(subscripts, str):
         return None
-    if kwargs.get("out") is not None:
-        raise ValueError("the rules of einsum do not support the option(s) ['out']")
+    refuse("einsum", out=kwargs.get("out"))
     y = np.einsum(subscripts, *operands, **kwargs)
     terms, output = explicit_subscripts(subscripts, operands)
     optimize = kwargs.get("optimize", False)
@@ -147,8 +147,7 @@ def einsum_frule(tangents: tuple[Any, ...], subscripts: Any, *operands: Any, **k
     """``ẏ = sum_k einsum(subscripts, x_1, ..., ẋ_k, ..., x_n)``."""
     if not isinstance(subscripts, str):
         return None
-    if kwargs.get("out") is not None:
-        raise ValueError("the rules of einsum do not support the option(s) ['out']")
+    refuse("einsum", out=kwargs.get("out"))
     y = np.einsum(subscripts, *operands, **kwargs)
     terms, output = explicit_subscripts(subscripts, operands)
     spec = ",".join(terms) + "->" + output

@@ -90,3 +90,9 @@ def test_explicit_subscripts():
 def test_sublist_form_has_no_rule(rng):
     a = make(rng, (2, 2), np.float64)
     assert rrule(np.einsum, a, [0, 1], [1, 0]) is None
+
+
+def test_out_is_refused(rng):
+    a = make(rng, (2, 2), np.float64)
+    with pytest.raises(ValueError, match="out"):
+        rrule(np.einsum, "ij->ji", a, out=np.empty((2, 2)))
