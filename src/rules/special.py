@@ -6,8 +6,8 @@ Elementwise rows use :func:`rules.scalar_rule`, as in :mod:`rules.elementwise`:
 * ``logit`` :math:`\log(x/(1-x))`: :math:`1/(x (1 - x))` (``inf`` at 0 and 1).
 * ``erf``: :math:`2 e^{-x^2}/\sqrt\pi`; ``erfc``: its negative (both holomorphic: complex too).
 * ``gammaln`` :math:`\log|\Gamma(x)|`: :math:`\psi(x)` (real only, as scipy's ``gammaln``).
-* ``digamma`` :math:`\psi`: :math:`\psi_1 = ` ``polygamma(1, x)`` (real only: scipy's
-  ``polygamma`` has no complex loop, so complex ``digamma`` has no rule).
+* ``digamma`` :math:`\psi`: the trigamma function ``polygamma(1, x)`` (real only: scipy's
+  ``polygamma`` has no complex loop, so complex ``digamma`` input is not supported).
 * ``xlogy(x, y) = x log y``: :math:`(\log y,\ x/y)`; ``xlog1py(x, y) = x log(1 + y)``:
   :math:`(\log(1 + y),\ x/(1 + y))`. Both are 0 at ``x = 0`` whatever ``y``, so their ``y``
   partial is 0 where ``x == 0`` (also at ``y = 0``, where ``x/y`` would be NaN).
@@ -18,8 +18,8 @@ along the axes and sums taken over them:
 * ``logsumexp(a, axis, b)`` :math:`= \log \sum b\, e^{a}`: :math:`\bar a = \overline{b\,e^{a - y}}\,\bar y`
   and, when ``b`` is passed positionally, :math:`\bar b = \overline{e^{a - y}}\,\bar y` (summed over
   its broadcast axes). ``return_sign=True`` is refused.
-* ``softmax``: :math:`\bar a = \bar s^{*} \odot (\bar y - \sum \bar s^{*} \bar y)` with
-  :math:`\bar s^{*} = \overline{s}` (the Jacobian :math:`\operatorname{diag}(s) - s s^T` is symmetric).
+* ``softmax`` :math:`y = s`: :math:`\bar a = \overline{s} \odot (\bar y - \sum \overline{s}\,\bar y)`
+  (the Jacobian :math:`\operatorname{diag}(s) - s s^T` is symmetric, so only conjugated).
 * ``log_softmax`` :math:`y = a - \operatorname{logsumexp}(a)`: :math:`\bar a = \bar y - \overline{s}\sum \bar y`.
 
 References
@@ -60,6 +60,15 @@ def _quiet(log: Any, y: Any) -> Any:
         return log(y)
 
 
+def _trigamma(x: Any) -> Any:
+    """``polygamma(1, x)``, the derivative of ``digamma``, which scipy has for real ``x`` only."""
+    if np.iscomplexobj(x):
+        raise TypeError(
+            "the rules of digamma support real input only (scipy has no complex trigamma)"
+        )
+    return sc.polygamma(1, x)
+
+
 # --- elementwise --------------------------------------------------------------------------------
 
 scalar_rule(sc.expit, lambda x, y: y * (1 - y))
@@ -67,7 +76,7 @@ scalar_rule(sc.logit, lambda x, y: 1 / (x * (1 - x)))
 scalar_rule(sc.erf, lambda x, y: _TWO_OVER_SQRT_PI * np.exp(-x * x))
 scalar_rule(sc.erfc, lambda x, y: -_TWO_OVER_SQRT_PI * np.exp(-x * x))
 scalar_rule(sc.gammaln, lambda x, y: sc.digamma(x))
-scalar_rule(sc.digamma, lambda x, y: sc.polygamma(1, x))
+scalar_rule(sc.digamma, lambda x, y: _trigamma(x))
 scalar_rule(sc.xlogy, lambda x, y, out: (_quiet(np.log, y), _x_over(x, y)))
 scalar_rule(sc.xlog1py, lambda x, y, out: (_quiet(np.log1p, y), _x_over(x, 1 + y)))
 

@@ -110,3 +110,9 @@ def test_softmax_positional_axis(rng):
     assert rrule(sc.softmax, x, 1)[1](np.ones((2, 3)))[2] is NoTangent()
     _, y_dot = frule((NoTangent(), np.ones((2, 3)), NoTangent()), sc.log_softmax, x, 1)
     np.testing.assert_allclose(y_dot, 0.0, atol=1e-15)  # shifting x does not move log_softmax
+
+
+def test_complex_digamma_is_refused_by_name():
+    _, pullback = rrule(sc.digamma, np.array([1.0 + 1.0j]))
+    with pytest.raises(TypeError, match="digamma"):
+        pullback(np.ones(1))
