@@ -1,5 +1,6 @@
-"""Fixtures for rule tests: registrations that are undone after each test."""
+"""Fixtures for rule tests: registrations undone after each test, sample arrays, a user tangent type."""
 
+import numpy as np
 import pytest
 
 from rules import frule, rrule
@@ -59,3 +60,16 @@ class UserTangent:
 def user_tangent():
     """The class of a user-defined tangent type, for generic-path tests."""
     return UserTangent
+
+
+@pytest.fixture
+def make_array(rng):
+    """``make_array(shape, dtype=float64)``: standard normal entries (real and imaginary parts)."""
+
+    def make(shape, dtype=np.float64):
+        x = rng.standard_normal(shape)
+        if np.issubdtype(dtype, np.complexfloating):
+            x = x + 1j * rng.standard_normal(shape)
+        return np.asarray(x).astype(dtype)
+
+    return make

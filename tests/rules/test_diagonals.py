@@ -10,13 +10,6 @@ from rules.testing import check_frule, check_rrule
 DTYPES = [np.float64, np.float32, np.complex128]
 
 
-def make(rng, shape, dtype):
-    x = rng.standard_normal(shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        x = x + 1j * rng.standard_normal(shape)
-    return np.asarray(x).astype(dtype)
-
-
 CASES = [
     (np.diagonal, (3, 4), (), {}),
     (np.diagonal, (3, 4), (1,), {}),
@@ -42,8 +35,8 @@ CASES = [
 @pytest.mark.parametrize(
     ("f", "shape", "args", "kwargs"), CASES, ids=lambda v: getattr(v, "__name__", str(v))
 )
-def test_diagonals(rng, f, shape, args, kwargs, dtype):
-    x = make(rng, shape, dtype)
+def test_diagonals(rng, f, shape, args, kwargs, dtype, make_array):
+    x = make_array(shape, dtype)
     check_rrule(f, x, *args, **kwargs)
     check_frule(f, x, *args, **kwargs)
 

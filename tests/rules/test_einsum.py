@@ -34,35 +34,28 @@ CASES = [
 ]
 
 
-def make(rng, shape, dtype):
-    x = rng.standard_normal(shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        x = x + 1j * rng.standard_normal(shape)
-    return np.asarray(x).astype(dtype)
-
-
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
 @pytest.mark.parametrize(("subscripts", "shapes"), CASES, ids=[c[0] for c in CASES])
-def test_einsum(rng, subscripts, shapes, dtype):
-    operands = [make(rng, s, dtype) for s in shapes]
+def test_einsum(rng, subscripts, shapes, dtype, make_array):
+    operands = [make_array(s, dtype) for s in shapes]
     check_rrule(np.einsum, subscripts, *operands)
     check_frule(np.einsum, subscripts, *operands)
 
 
-def test_optimize_is_passed_through(rng):
-    a, b, c = (make(rng, s, np.float64) for s in [(2, 3), (3, 4), (4, 2)])
+def test_optimize_is_passed_through(rng, make_array):
+    a, b, c = (make_array(s, np.float64) for s in [(2, 3), (3, 4), (4, 2)])
     check_rrule(np.einsum, "ij,jk,kl->il", a, b, c, optimize=True)
     check_frule(np.einsum, "ij,jk,kl->il", a, b, c, optimize="greedy")
 
 
-def test_python_scalar_operand(rng):
-    x = make(rng, (3,), np.float64)
+def test_python_scalar_operand(rng, make_array):
+    x = make_array((3,), np.float64)
     check_rrule(np.einsum, "i,->i", x, 2.5)
     assert isinstance(unthunk(rrule(np.einsum, "i,->i", x, 2.5)[1](np.ones(3))[3]), float)
 
 
-def test_cotangents_are_thunks_and_subscripts_get_no_tangent(rng):
-    a, b = make(rng, (2, 3), np.float64), make(rng, (3,), np.float64)
+def test_cotangents_are_thunks_and_subscripts_get_no_tangent(rng, make_array):
+    a, b = make_array((2, 3), np.float64), make_array((3,), np.float64)
     _, pullback = rrule(np.einsum, "ij,j->i", a, b)
     f_bar, s_bar, a_bar, _ = pullback(np.ones(2))
     assert f_bar is NoTangent()
@@ -71,9 +64,9 @@ def test_cotangents_are_thunks_and_subscripts_get_no_tangent(rng):
     assert not a_bar.evaluated
 
 
-def test_frule_with_one_zero_tangent(rng):
-    a, b = make(rng, (2, 3), np.float64), make(rng, (3,), np.float64)
-    b_dot = make(rng, (3,), np.float64)
+def test_frule_with_one_zero_tangent(rng, make_array):
+    a, b = make_array((2, 3), np.float64), make_array((3,), np.float64)
+    b_dot = make_array((3,), np.float64)
     _, y_dot = frule((NoTangent(), NoTangent(), ZeroTangent(), b_dot), np.einsum, "ij,j->i", a, b)
     np.testing.assert_allclose(y_dot, a @ b_dot)
 
@@ -87,12 +80,12 @@ def test_explicit_subscripts():
     assert explicit_subscripts("Ba,a", (np.ones((2, 3)), np.ones(3))) == (["Ba", "a"], "B")
 
 
-def test_sublist_form_has_no_rule(rng):
-    a = make(rng, (2, 2), np.float64)
+def test_sublist_form_has_no_rule(rng, make_array):
+    a = make_array((2, 2), np.float64)
     assert rrule(np.einsum, a, [0, 1], [1, 0]) is None
 
 
-def test_out_is_refused(rng):
-    a = make(rng, (2, 2), np.float64)
+def test_out_is_refused(rng, make_array):
+    a = make_array((2, 2), np.float64)
     with pytest.raises(ValueError, match="out"):
         rrule(np.einsum, "ij->ji", a, out=np.empty((2, 2)))

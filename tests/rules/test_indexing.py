@@ -15,13 +15,6 @@ from tangents import InplaceableThunk, NoTangent, add_inplace, unthunk
 DTYPES = [np.float64, np.float32, np.complex128]
 
 
-def make(rng, shape, dtype=np.float64):
-    x = rng.standard_normal(shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        x = x + 1j * rng.standard_normal(shape)
-    return np.asarray(x).astype(dtype)
-
-
 # Index arguments are given as Python ints, slices, lists and tuples, or bool arrays: the checker
 # treats an integer *ndarray* argument as a real number to perturb (DESIGN.md section 3), which
 # an index is not. Integer ndarray indices are checked directly below.
@@ -43,29 +36,29 @@ INDICES = [
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("index", INDICES, ids=str)
-def test_getitem(rng, index, dtype):
-    x = make(rng, (3, 4), dtype)
+def test_getitem(rng, index, dtype, make_array):
+    x = make_array((3, 4), dtype)
     check_rrule(operator.getitem, x, index)
     check_frule(operator.getitem, x, index)
 
 
-def test_repeated_integer_indices_accumulate(rng):
-    x = make(rng, (4,))
+def test_repeated_integer_indices_accumulate(rng, make_array):
+    x = make_array((4,))
     index = np.array([0, 2, 0, 0])
     y, pullback = rrule(operator.getitem, x, index)
     _, x_bar, index_bar = pullback(np.array([1.0, 2.0, 3.0, 4.0]))
     assert index_bar is NoTangent()
     np.testing.assert_array_equal(unthunk(x_bar), [8.0, 0.0, 2.0, 0.0])
     # dot-product test with an integer-ndarray index
-    x_dot = make(rng, (4,))
+    x_dot = make_array((4,))
     _, y_dot = frule((NoTangent(), x_dot, NoTangent()), operator.getitem, x, index)
-    y_bar = make(rng, y.shape)
+    y_bar = make_array(y.shape)
     _, x_bar, _ = pullback(y_bar)
     np.testing.assert_allclose(np.vdot(y_bar, y_dot), np.vdot(unthunk(x_bar), x_dot))
 
 
-def test_getitem_cotangent_scatters_into_an_accumulator(rng):
-    x = make(rng, (2, 3), np.float32)
+def test_getitem_cotangent_scatters_into_an_accumulator(rng, make_array):
+    x = make_array((2, 3), np.float32)
     _, pullback = rrule(operator.getitem, x, ([0, 0], [1, 1]))
     _, x_bar, _ = pullback(np.array([1.0, 2.0], np.float32))
     assert isinstance(x_bar, InplaceableThunk)
@@ -75,8 +68,8 @@ def test_getitem_cotangent_scatters_into_an_accumulator(rng):
     assert unthunk(x_bar).dtype == np.float32
 
 
-def test_basic_index_scatters_with_plain_addition(rng):
-    x = make(rng, (3, 4))
+def test_basic_index_scatters_with_plain_addition(rng, make_array):
+    x = make_array((3, 4))
     _, pullback = rrule(operator.getitem, x, np.s_[1:, ::2])
     acc = np.zeros((3, 4))
     add_inplace(acc, pullback(np.ones((2, 2)))[1])
@@ -108,14 +101,14 @@ def test_getitem_of_other_containers_has_no_rule():
     ],
     ids=str,
 )
-def test_take(rng, indices, options, dtype):
-    a = make(rng, (2, 4), dtype)
+def test_take(rng, indices, options, dtype, make_array):
+    a = make_array((2, 4), dtype)
     check_rrule(np.take, a, indices, **options)
     check_frule(np.take, a, indices, **options)
 
 
-def test_take_accumulates_repeats(rng):
-    a = make(rng, (2, 3))
+def test_take_accumulates_repeats(rng, make_array):
+    a = make_array((2, 3))
     _, pullback = rrule(np.take, a, np.array([2, 2, 5]))
     _, a_bar, indices_bar = pullback(np.array([1.0, 1.0, 3.0]))
     assert indices_bar is NoTangent()
@@ -133,15 +126,15 @@ def test_take_accumulates_repeats(rng):
     ],
     ids=str,
 )
-def test_take_along_axis(rng, indices, axis, dtype):
-    arr = make(rng, (2, 3), dtype)
+def test_take_along_axis(rng, indices, axis, dtype, make_array):
+    arr = make_array((2, 3), dtype)
     # By keyword: the checker would perturb an integer-ndarray positional argument.
     check_rrule(np.take_along_axis, arr, indices=np.array(indices), axis=axis)
     check_frule(np.take_along_axis, arr, indices=np.array(indices), axis=axis)
 
 
-def test_take_along_axis_positional_indices(rng):
-    arr = make(rng, (2, 3))
+def test_take_along_axis_positional_indices(rng, make_array):
+    arr = make_array((2, 3))
     indices = np.array([[0, 0], [2, 2]])
     _, pullback = rrule(np.take_along_axis, arr, indices, 1)
     _, arr_bar, indices_bar, _ = pullback(np.ones((2, 2)))
@@ -151,8 +144,8 @@ def test_take_along_axis_positional_indices(rng):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("axis", [-1, 0, None])
-def test_sort(rng, dtype, axis):
-    a = make(rng, (3, 4), dtype)
+def test_sort(rng, dtype, axis, make_array):
+    a = make_array((3, 4), dtype)
     check_rrule(np.sort, a, axis=axis)
     check_frule(np.sort, a, axis=axis)
 
@@ -163,8 +156,8 @@ def test_sort_with_ties_assigns_in_original_order():
     np.testing.assert_array_equal(pullback(np.array([10.0, 20.0, 30.0]))[1], [20.0, 10.0, 30.0])
 
 
-def test_a_user_tangent_type_is_refused_by_name(rng, user_tangent):
-    _, pullback = rrule(operator.getitem, make(rng, (3,)), 1)
+def test_a_user_tangent_type_is_refused_by_name(rng, user_tangent, make_array):
+    _, pullback = rrule(operator.getitem, make_array((3,)), 1)
     with pytest.raises(TypeError, match="getitem's pullback"):
         pullback(user_tangent(np.ones(())))
 

@@ -8,14 +8,6 @@ from rules import frule, rrule
 from rules.testing import check_frule, check_rrule
 from tangents import NoTangent, Tangent, ZeroTangent
 
-
-def make(rng, shape, dtype=np.float64):
-    x = rng.standard_normal(shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        x = x + 1j * rng.standard_normal(shape)
-    return np.asarray(x).astype(dtype)
-
-
 DTYPES = [np.float64, np.float32, np.complex128]
 
 
@@ -30,16 +22,16 @@ DTYPES = [np.float64, np.float32, np.complex128]
     ],
     ids=str,
 )
-def test_concatenate(rng, shapes, options, dtype):
-    arrays = tuple(make(rng, s, dtype) for s in shapes)
+def test_concatenate(rng, shapes, options, dtype, make_array):
+    arrays = tuple(make_array(s, dtype) for s in shapes)
     check_rrule(np.concatenate, arrays, **options)
     check_frule(np.concatenate, arrays, **options)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("axis", [0, 1, -1])
-def test_stack(rng, axis, dtype):
-    arrays = tuple(make(rng, (2, 3), dtype) for _ in range(3))
+def test_stack(rng, axis, dtype, make_array):
+    arrays = tuple(make_array((2, 3), dtype) for _ in range(3))
     check_rrule(np.stack, arrays, axis)
     check_frule(np.stack, arrays, axis=axis)
 
@@ -56,14 +48,14 @@ STACKS = [
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(("f", "shapes"), STACKS, ids=str)
-def test_hstack_vstack(rng, f, shapes, dtype):
-    arrays = tuple(make(rng, s, dtype) for s in shapes)
+def test_hstack_vstack(rng, f, shapes, dtype, make_array):
+    arrays = tuple(make_array(s, dtype) for s in shapes)
     check_rrule(f, arrays)
     check_frule(f, arrays)
 
 
-def test_mixed_dtypes_project_each_piece(rng):
-    arrays = (make(rng, (2,), np.float32), np.arange(3))
+def test_mixed_dtypes_project_each_piece(rng, make_array):
+    arrays = (make_array((2,), np.float32), np.arange(3))
     y, pullback = rrule(np.concatenate, arrays)
     assert y.dtype == np.float64
     (_, t) = pullback(np.ones(5))
@@ -71,8 +63,8 @@ def test_mixed_dtypes_project_each_piece(rng):
     assert t[1].dtype == np.float64
 
 
-def test_list_argument_gets_a_tuple_tangent(rng):
-    a, b = make(rng, (2,)), make(rng, (3,))
+def test_list_argument_gets_a_tuple_tangent(rng, make_array):
+    a, b = make_array((2,)), make_array((3,))
     _, pullback = rrule(np.concatenate, [a, b])
     _, t = pullback(np.arange(5.0))
     assert isinstance(t, Tangent)
@@ -82,16 +74,16 @@ def test_list_argument_gets_a_tuple_tangent(rng):
     np.testing.assert_array_equal(y_dot, np.ones(5))
 
 
-def test_ndarray_argument_gets_an_ndarray_cotangent(rng):
-    rows = make(rng, (3, 2))
+def test_ndarray_argument_gets_an_ndarray_cotangent(rng, make_array):
+    rows = make_array((3, 2))
     check_rrule(np.stack, rows, 1)
     check_rrule(np.concatenate, rows)
     _, pullback = rrule(np.concatenate, rows)
     assert pullback(np.ones(6))[1].shape == (3, 2)
 
 
-def test_partly_zero_tangent_of_the_sequence(rng):
-    arrays = (make(rng, (2,)), make(rng, (3,)))
+def test_partly_zero_tangent_of_the_sequence(rng, make_array):
+    arrays = (make_array((2,)), make_array((3,)))
     tangents = (NoTangent(), Tangent(tuple, ZeroTangent(), np.ones(3)))
     _, y_dot = frule(tangents, np.concatenate, arrays)
     np.testing.assert_array_equal(y_dot, [0, 0, 1, 1, 1])
@@ -120,14 +112,14 @@ def split_tuple_rules(registered, tables):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(("sections", "axis"), [(2, 0), ([1, 3], 1), (3, -1)], ids=str)
-def test_split(rng, split_tuple_rules, sections, axis, dtype):
-    x = make(rng, (4, 6), dtype)
+def test_split(rng, split_tuple_rules, sections, axis, dtype, make_array):
+    x = make_array((4, 6), dtype)
     check_rrule(split_tuple, x, sections, axis)
     check_frule(split_tuple, x, sections, axis)
 
 
-def test_split_pullback_takes_lists_and_zeros(rng):
-    x = make(rng, (4,))
+def test_split_pullback_takes_lists_and_zeros(rng, make_array):
+    x = make_array((4,))
     ys, pullback = rrule(np.split, x, 2)
     assert isinstance(ys, list)
     _, x_bar, _ = pullback([np.ones(2), ZeroTangent()])
@@ -136,8 +128,8 @@ def test_split_pullback_takes_lists_and_zeros(rng):
     np.testing.assert_array_equal(x_bar, [0, 0, 1, 1])
 
 
-def test_array_split(rng):
-    x = make(rng, (5,))
+def test_array_split(rng, make_array):
+    x = make_array((5,))
     _, pullback = rrule(np.array_split, x, 2)
     _, x_bar, _ = pullback([np.ones(3), 2 * np.ones(2)])
     np.testing.assert_array_equal(x_bar, [1, 1, 1, 2, 2])

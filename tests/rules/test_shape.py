@@ -46,19 +46,12 @@ CASES = [  # (function, shape of the array argument, other arguments, keyword ar
 ]
 
 
-def make(rng, shape, dtype):
-    x = rng.standard_normal(shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        x = x + 1j * rng.standard_normal(shape)
-    return np.asarray(x).astype(dtype)
-
-
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
 @pytest.mark.parametrize(
     ("f", "shape", "args", "kwargs"), CASES, ids=lambda v: getattr(v, "__name__", str(v))
 )
-def test_shape_functions(rng, f, shape, args, kwargs, dtype):
-    x = make(rng, shape, dtype)
+def test_shape_functions(rng, f, shape, args, kwargs, dtype, make_array):
+    x = make_array(shape, dtype)
     check_rrule(f, x, *args, **kwargs)
     check_frule(f, x, *args, **kwargs)
 
