@@ -5,6 +5,21 @@ f, *args, **kwargs)`` returns ``(y, y_dot)`` or ``None``. Register your own rule
 ``@rrule.register(f)`` / ``@frule.register(f)``; check them with :mod:`rules.testing`.
 """
 
+# Rule sets: importing a module registers its rules.
+from rules import (  # noqa: F401  (imported for their registrations)
+    cumulative,
+    diagonals,
+    einsum,
+    elementwise,
+    elementwise_complex,
+    indexing,
+    joining,
+    nondiff,
+    reductions,
+    selection,
+    shape,
+    special,
+)
 from rules.definition import non_differentiable, scalar_rule
 from rules.registry import frule, is_zero_cotangent, rrule, split_cotangent
 

@@ -1,0 +1,230 @@
+r"""Rules of indexing: ``x[idx]`` (``operator.getitem``), ``take``, ``take_along_axis``, ``sort``.
+
+Each output entry is an entry of ``x``, so the pushforward indexes the tangent the same way and
+the pullback scatters the cotangent back: :math:`\bar x = \sum_k \bar y_k\, e_{i_k}`. Where an
+index selects the same entry more than once (integer arrays with repeated indices), the copies'
+cotangents **accumulate** (``np.add.at``); basic indices (ints, slices, ``None``, ``...``) and
+boolean masks cannot repeat and use a plain ``+=``.
+
+The cotangent of ``getitem``, ``take`` and ``take_along_axis`` is an ``InplaceableThunk``:
+``tangents.add_inplace`` scatters it straight into an existing accumulator without forming the
+dense ``x``-shaped array, and any other use evaluates the dense array (once). The cotangent is
+projected onto ``y`` first (``ProjectTo(y)`` has ``x``'s tangent dtype), which is what makes the
+scatter land in ``x``'s tangent space. Index arguments get ``NoTangent()``.
+
+``operator.getitem`` has this rule when ``x`` is an ndarray; for other containers (tuples,
+lists, dicts) there is no rule and ``rrule`` returns ``None``.
+
+``sort`` gathers with the permutation of a stable ``argsort``. Where entries tie, ``sort`` is
+continuous but not differentiable; the rule sends each tied output's cotangent to the tied
+inputs in their original order (any assignment between equal entries is a valid subgradient).
+
+References
+----------
+ChainRules.jl ``src/rulesets/Base/indexing.jl`` (``getindex`` with ``∇getindex!`` as an
+``InplaceableThunk``) and ``sort.jl``; reference notes ``chainrules-linalg-and-testutils.md``
+section 2.6.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from rules.arguments import refuse, rrule_with_options
+from rules.cotangents import as_array_cotangent
+from rules.linear import register_linear_frule
+from rules.registry import frule, rrule
+from tangents import InplaceableThunk, NoTangent, ProjectTo, Thunk, tangent_dtype
+
+__all__: list[str] = []
+
+
+def _may_repeat(index: Any) -> bool:
+    """Whether ``index`` can select an entry twice: it holds an integer array or a sequence."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(
+        isinstance(p, list | tuple) or (isinstance(p, np.ndarray) and p.dtype != np.bool_)
+        for p in parts
+    )
+
+
+def scatter_cotangent(x: Any, index: Any, g: Any, accumulate: bool) -> InplaceableThunk:
+    """The cotangent ``zeros_like(x)`` with ``g`` added at ``index``, as an ``InplaceableThunk``.
+
+    ``accumulate`` uses ``np.add.at``, which adds repeated indices once per occurrence; without
+    it, ``acc[index] += g`` (right only for indices that cannot repeat).
+    """
+    shape = np.shape(x)
+    dtype = tangent_dtype(np.result_type(x))
+
+    def scatter_add(acc: np.ndarray) -> np.ndarray:
+        if accumulate:
+            np.add.at(acc, index, g)
+        else:
+            acc[index] += g
+        return acc
+
+    def scattered() -> np.ndarray:
+        return scatter_add(np.zeros(shape, dtype=dtype))
+
+    return InplaceableThunk(scatter_add, Thunk(scattered))
+
+
+# --- x[idx] -------------------------------------------------------------------------------------
+
+
+@rrule.register(operator.getitem)
+def getitem_rrule(x: Any, index: Any) -> Any:
+    r"""``y = x[index]``: :math:`\bar x = 0` except ``x̄[index] += ȳ`` (accumulating repeats)."""
+    if not isinstance(x, np.ndarray):
+        return None
+    y = x[index]
+    project_y = ProjectTo(y)
+    accumulate = _may_repeat(index)
+
+    def getitem_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
+        g = project_y(as_array_cotangent(y_bar, "getitem's pullback"))
+        return NoTangent(), scatter_cotangent(x, index, g, accumulate), NoTangent()
+
+    return y, getitem_pullback
+
+
+@frule.register(operator.getitem)
+def getitem_frule(tangents: tuple[Any, ...], x: Any, index: Any) -> Any:
+    """``ẏ = ẋ[index]``."""
+    if not isinstance(x, np.ndarray):
+        return None
+    y = x[index]
+    x_dot = np.asarray(as_array_cotangent(tangents[1], "getitem's frule"))
+    return y, ProjectTo(y)(x_dot[index])
+
+
+# --- take and take_along_axis -------------------------------------------------------------------
+
+
+def _in_range(indices: Any, n: int, mode: str) -> Any:
+    """Indices into an axis of length ``n`` as ``take`` reads them in ``mode``, all in ``[0, n)``."""
+    indices = np.asarray(indices)
+    if mode == "wrap":
+        return np.mod(indices, n)
+    if mode == "clip":
+        return np.clip(indices, 0, n - 1)
+    return np.where(indices < 0, indices + n, indices)
+
+
+@rrule_with_options(np.take)
+def take_rrule(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
+    """``y = take(a, indices, axis)``: ``ā`` accumulates ``ȳ`` at the taken entries."""
+    refuse("take", out=out)
+    y = np.take(a, indices, axis=axis, mode=mode)
+    shape = np.shape(a)
+    if axis is None:  # indices into the flattened array
+        index: Any = np.unravel_index(_in_range(indices, int(np.prod(shape)), mode), shape)
+    else:
+        along = axis % len(shape)
+        index = (slice(None),) * along + (_in_range(indices, shape[along], mode),)
+    project_y = ProjectTo(y)
+
+    def take_pullback(y_bar: Any) -> tuple[Any, Any]:
+        g = project_y(as_array_cotangent(y_bar, "np.take's pullback"))
+        return NoTangent(), scatter_cotangent(a, index, g, accumulate=True)
+
+    return y, take_pullback
+
+
+@frule.register(np.take)
+def take_frule(
+    tangents: tuple[Any, ...],
+    a: Any,
+    indices: Any,
+    axis: Any = None,
+    out: Any = None,
+    mode: str = "raise",
+) -> Any:
+    """``ẏ = take(ȧ, indices, axis)``."""
+    refuse("take", out=out)
+    y = np.take(a, indices, axis=axis, mode=mode)
+    a_dot = as_array_cotangent(tangents[1], "np.take's frule")
+    return y, ProjectTo(y)(np.take(a_dot, indices, axis=axis, mode=mode))
+
+
+def _along_axis_index(a: Any, indices: np.ndarray, axis: int, shape: tuple[int, ...]) -> tuple:
+    """The fancy index ``a[result]`` equal to ``take_along_axis(a, indices, axis)`` (of ``shape``)."""
+    ndim = np.ndim(a)
+    index: list[Any] = []
+    for d in range(ndim):
+        if d == axis:
+            index.append(indices)
+            continue
+        n = shape[d]
+        positions = np.arange(n) if np.shape(a)[d] == n else np.zeros(n, dtype=np.intp)
+        index.append(positions.reshape((1,) * d + (n,) + (1,) * (ndim - d - 1)))
+    return tuple(index)
+
+
+@rrule_with_options(np.take_along_axis)
+def take_along_axis_rrule(arr: Any, indices: Any, axis: Any = -1) -> Any:
+    """``y = take_along_axis(arr, indices, axis)``: ``ārr`` accumulates ``ȳ`` where it was read."""
+    y = np.take_along_axis(arr, indices, axis=axis)
+    shape = np.shape(arr)
+    indices = np.asarray(indices)
+    if axis is None:  # indices into the flattened array
+        index: Any = np.unravel_index(_in_range(indices, int(np.prod(shape)), "raise"), shape)
+    else:
+        index = _along_axis_index(arr, indices, axis % len(shape), np.shape(y))
+    project_y = ProjectTo(y)
+
+    def take_along_axis_pullback(y_bar: Any) -> tuple[Any, Any]:
+        g = project_y(as_array_cotangent(y_bar, "np.take_along_axis's pullback"))
+        return NoTangent(), scatter_cotangent(arr, index, g, accumulate=True)
+
+    return y, take_along_axis_pullback
+
+
+register_linear_frule(np.take_along_axis, "take_along_axis")
+
+
+# --- sort ---------------------------------------------------------------------------------------
+
+
+def _sort_permutation(a: Any, axis: Any, order: Any) -> np.ndarray:
+    refuse("sort", order=order)
+    return np.argsort(a, axis=axis, kind="stable")
+
+
+@rrule_with_options(np.sort)
+def sort_rrule(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, **kwargs: Any) -> Any:
+    """``y = sort(a, axis)``: ``ā`` is ``ȳ`` put back through the sorting permutation."""
+    perm = _sort_permutation(a, axis, order)
+    y = np.sort(a, axis=axis, kind=kind, **kwargs)
+    shape = np.shape(a)
+    project_a = ProjectTo(a)
+
+    def sort_pullback(y_bar: Any) -> tuple[Any, Any]:
+        g = as_array_cotangent(y_bar, "np.sort's pullback")
+        a_bar = np.zeros(np.shape(y), dtype=np.result_type(g))
+        np.put_along_axis(a_bar, perm, g, axis=-1 if axis is None else axis)  # a permutation
+        return NoTangent(), project_a(a_bar.reshape(shape))
+
+    return y, sort_pullback
+
+
+@frule.register(np.sort)
+def sort_frule(
+    tangents: tuple[Any, ...],
+    a: Any,
+    axis: Any = -1,
+    kind: Any = None,
+    order: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """``ẏ = take_along_axis(ȧ, argsort(a), axis)``."""
+    perm = _sort_permutation(a, axis, order)
+    y = np.sort(a, axis=axis, kind=kind, **kwargs)
+    a_dot = np.asarray(as_array_cotangent(tangents[1], "np.sort's frule"))
+    if axis is None:
+        return y, ProjectTo(y)(a_dot.reshape(-1)[perm])
+    return y, ProjectTo(y)(np.take_along_axis(a_dot, perm, axis=axis))

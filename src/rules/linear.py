@@ -1,0 +1,34 @@
+"""Pushforwards of functions that are linear in their first argument: apply them to the tangent.
+
+For ``y = f(x, *options)`` linear in ``x`` (reshape, transpose, indexing, ...), the derivative
+is ``f`` itself: ``ẏ = f(ẋ, *options)``. :func:`register_linear_frule` registers that frule,
+so the shape and indexing modules only write their pullbacks (the adjoints) by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rules.cotangents import as_array_cotangent
+from rules.registry import frule
+from tangents import ProjectTo
+
+__all__ = ["register_linear_frule"]
+
+
+def register_linear_frule(f: Any, name: str) -> None:
+    """Register ``frule(f)``: ``ẏ = f(ẋ, *args, **kwargs)``, projected onto ``y``.
+
+    The tangent must be an ndarray or number (:func:`rules.cotangents.as_array_cotangent`); the
+    other positional arguments are options and their tangents are ignored.
+    """
+    operation = f"np.{name}'s frule"
+
+    def linear_frule(tangents: tuple[Any, ...], x: Any, *args: Any, **kwargs: Any) -> Any:
+        y = f(x, *args, **kwargs)
+        x_dot = as_array_cotangent(tangents[1], operation)
+        return y, ProjectTo(y)(f(x_dot, *args, **kwargs))
+
+    linear_frule.__qualname__ = f"{name}_frule"
+    linear_frule.__doc__ = f"``ẏ = {name}(ẋ, ...)``: ``{name}`` is linear in its first argument."
+    frule.register(f)(linear_frule)
