@@ -1,14 +1,8 @@
-"""Rules written with numpy's own signatures: option arguments get ``NoTangent()``.
+"""Helpers for rules written with numpy's own signatures (options after the array arguments).
 
 numpy functions take options (``axis``, ``keepdims``, ``shape``, ``order``, ...) after their array
-arguments, positionally or by keyword. DESIGN.md section 3 asks for one cotangent per *positional*
-argument, and never differentiates keyword arguments. :func:`rrule_with_options` lets a rule keep
-numpy's signature (``def sum_rrule(a, axis=None, ..., keepdims=False)``) and return cotangents for
-its leading array parameters only; the registered rrule then fits the tuple to the call:
-
-* positional options the pullback did not mention get ``NoTangent()``;
-* cotangents for parameters that the caller passed by keyword are dropped (for example
-  ``np.average(a, weights=w)`` differentiates ``a`` only, ``np.average(a, None, w)`` both).
+arguments, positionally or by keyword. A rule keeps numpy's signature and returns cotangents for
+its leading array parameters; the registry fits them to each call (:mod:`rules.registry`).
 """
 
 from __future__ import annotations
@@ -20,7 +14,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from rules.registry import rrule
-from tangents import NoTangent, tangent_dtype
+from tangents import tangent_dtype
 
 __all__ = [
     "is_constant",
@@ -34,35 +28,16 @@ Rule = Callable[..., Any]
 
 
 def rrule_with_options(*fs: Any) -> Callable[[Rule], Rule]:
-    """Decorator registering ``rule`` as the rrule of each of ``fs``, fitting its cotangents.
+    """Decorator registering ``rule`` as the rrule of each of ``fs``.
 
-    The pullback of ``rule`` returns ``(f_bar, x1_bar, ..., xk_bar)`` for its first ``k``
-    parameters; the registered pullback returns exactly ``1 + len(args)`` cotangents, padding
-    with ``NoTangent()`` or dropping the cotangents of parameters that were passed by keyword.
+    The rule keeps numpy's signature, options included, and its pullback returns cotangents for
+    its leading array parameters; the registry fits them to each call (positional options get
+    ``NoTangent()``, parameters passed by keyword are dropped; see :mod:`rules.registry`).
     """
 
     def decorator(rule: Rule) -> Rule:
-        def fitted_rrule(*args: Any, **kwargs: Any) -> Any:
-            result = rule(*args, **kwargs)
-            if result is None:
-                return None
-            y, pullback = result
-            n = len(args) + 1
-
-            def fitted_pullback(y_bar: Any) -> tuple[Any, ...]:
-                cotangents = pullback(y_bar)
-                if len(cotangents) >= n:
-                    return cotangents[:n]
-                return cotangents + (NoTangent(),) * (n - len(cotangents))
-
-            fitted_pullback.__qualname__ = pullback.__qualname__
-            return y, fitted_pullback
-
-        fitted_rrule.__qualname__ = rule.__qualname__
-        fitted_rrule.__doc__ = rule.__doc__
-        fitted_rrule.__wrapped__ = rule  # type: ignore[attr-defined]
         for f in fs:
-            rrule.register(f)(fitted_rrule)
+            rrule.register(f)(rule)
         return rule
 
     return decorator

@@ -10,12 +10,14 @@ Zeros are handled here, not in rules: when every cotangent reaching a pullback i
 linear); when every input tangent of an frule is zero, the function runs once and its output
 tangent is ``ZeroTangent()``.
 
-Options passed positionally: parameters of a rule function that have default values are
-options (``lower``, ``axis``, ``check_finite``, ...). When a caller passes some of them by
-position, the pullback may still return cotangents only for the required parameters; the
-registry then appends ``NoTangent()`` so that there is one cotangent per positional argument.
-A pullback that returns fewer cotangents than the rule has required parameters is left as it is
-(and fails ``rules.testing.check_rrule``).
+Fitting the cotangents to the call: a rule keeps its function's signature, options included
+(``def sum_rrule(a, axis=None, dtype=None, out=None, keepdims=False)``), and its pullback returns
+cotangents for its leading parameters, at least ``(f_bar, x1_bar)``. The registry then returns
+exactly one per positional argument of the call: trailing arguments the pullback left out (an
+axis, a shape, indices, a flag) get ``NoTangent()``; cotangents of parameters the caller passed by
+keyword are dropped, since keyword arguments are never differentiated (``np.average(a, None, w)``
+differentiates ``w``, ``np.average(a, weights=w)`` does not). A cotangent left out for a
+differentiable argument is therefore a ``NoTangent()`` that ``rules.testing.check_rrule`` rejects.
 """
 
 from __future__ import annotations
@@ -85,18 +87,28 @@ def _is_plain_function(f: Any) -> bool:
     ) or not getattr(f, "__dict__", None)
 
 
-def _required_positional(rule: Rule, skip: int) -> int | None:
-    """How many positional parameters without defaults ``rule`` has (``None``: it takes ``*args``)."""
+def _positional_count(rule: Rule, skip: int) -> int | None:
+    """How many positional parameters ``rule`` has after ``skip``; ``None`` if it takes ``*args``."""
     try:
         parameters = list(inspect.signature(rule).parameters.values())[skip:]
     except (TypeError, ValueError):
         return None
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
         return None
-    return sum(
-        1 for p in parameters if p.kind in positional and p.default is inspect.Parameter.empty
-    )
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for p in parameters if p.kind in kinds)
+
+
+def _fit_to_call(cotangents: Any, n_args: int, positional: int | None) -> Any:
+    """One cotangent per positional argument (see the module docstring); others left as they are."""
+    n = 1 + n_args
+    if not isinstance(cotangents, tuple) or len(cotangents) == n:
+        return cotangents
+    if 2 <= len(cotangents) < n:
+        return cotangents + (NoTangent(),) * (n - len(cotangents))
+    if positional is not None and n < len(cotangents) <= 1 + positional:
+        return cotangents[:n]
+    return cotangents
 
 
 def _zero_cotangents(f: Any, n_args: int) -> tuple[Any, ...]:
@@ -114,7 +126,7 @@ class RuleTable:
         self.kind = kind
         self._by_function: dict[Any, Rule] = {}
         self._by_call_type: dict[type, Rule] = {}
-        self._required: dict[Rule, int | None] = {}
+        self._positional: dict[Rule, int | None] = {}
 
     def _check_new(self, table: dict[Any, Rule], key: Any, override: bool) -> None:
         if key in table and not override:
@@ -135,7 +147,7 @@ class RuleTable:
         def decorator(rule: Rule) -> Rule:
             self._check_new(self._by_function, f, override)
             self._by_function[f] = rule
-            self._required[rule] = _required_positional(rule, skip=0)
+            self._positional[rule] = _positional_count(rule, skip=0)
             return rule
 
         return decorator
@@ -151,7 +163,7 @@ class RuleTable:
         def decorator(rule: Rule) -> Rule:
             self._check_new(self._by_call_type, cls, override)
             self._by_call_type[cls] = rule
-            self._required[rule] = _required_positional(rule, skip=1)
+            self._positional[rule] = _positional_count(rule, skip=1)
             return rule
 
         return decorator
@@ -198,19 +210,12 @@ class _ReverseRules(RuleTable):
             return None
         y, pullback = result
         n_args = len(args)
-        required = self._required.get(rule)
+        positional = self._positional.get(rule)
 
         def pullback_skipping_zeros(y_bar: Any) -> tuple[Any, ...]:
             if is_zero_cotangent(y_bar):
                 return _zero_cotangents(f, n_args)
-            cotangents = pullback(y_bar)
-            if (
-                required is not None
-                and isinstance(cotangents, tuple)
-                and 1 + required <= len(cotangents) < 1 + n_args
-            ):  # options passed by position get NoTangent()
-                cotangents = cotangents + (NoTangent(),) * (1 + n_args - len(cotangents))
-            return cotangents
+            return _fit_to_call(pullback(y_bar), n_args, positional)
 
         pullback_skipping_zeros.__qualname__ = getattr(pullback, "__qualname__", "pullback")
         pullback_skipping_zeros.__wrapped__ = pullback  # type: ignore[attr-defined]

@@ -120,7 +120,7 @@ def clip_rrule(a: Any, *bounds: Any, **kwargs: Any) -> Any:
                 cotangents.append(NoTangent())
             else:
                 cotangents.append(project(unbroadcast(w * y_bar, np.shape(x))))
-        return tuple(cotangents)
+        return tuple(cotangents[: 2 + len(bounds)])  # keyword bounds get no cotangent
 
     return y, clip_pullback
 
