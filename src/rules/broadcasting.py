@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from rules.cotangents import as_array_cotangent
+
 __all__ = ["broadcast_tangent", "unbroadcast"]
 
 
@@ -19,7 +21,7 @@ def unbroadcast(g: Any, shape: tuple[int, ...]) -> Any:
     g_shape = np.shape(g)
     if g_shape == shape:
         return g
-    g = np.asarray(g)
+    g = np.asarray(as_array_cotangent(g, "summing a cotangent over broadcast axes"))
     extra = g.ndim - len(shape)
     if extra < 0:
         raise ValueError(

@@ -62,6 +62,15 @@ def _partials_tuple(partials: Any, n: int, name: str) -> tuple[Any, ...]:
     return partials
 
 
+def _conj(d: Any) -> Any:
+    """Conjugate a partial; Python numbers stay Python numbers (weak types keep float32 float32)."""
+    if isinstance(d, int | float):
+        return d
+    if isinstance(d, complex):
+        return d.conjugate()
+    return np.conj(d)
+
+
 def _constant(x: Any) -> bool:
     """Python ints and bools are exact constants (exponents, counts): they get ``NoTangent()``."""
     return isinstance(x, int)
@@ -117,7 +126,7 @@ def scalar_rule(f: Any, partials: Callable[..., Any], *, name: str | None = None
                 if project is None:
                     cotangents.append(NoTangent())
                     continue
-                cotangents.append(project(unbroadcast(np.conj(d) * y_bar, shape)))
+                cotangents.append(project(unbroadcast(_conj(d) * y_bar, shape)))
             return tuple(cotangents)
 
         elementwise_pullback.__qualname__ = f"{rule_name}_pullback"

@@ -178,3 +178,41 @@ def test_non_differentiable(registered):
     finally:
         rrule.unregister(count_positive)
         frule.unregister(count_positive)
+
+
+def test_cotangents_are_fitted_to_positional_options(registered):
+    def scaled_sum(x, axis=None, scale=1.0):
+        return scale * np.sum(x, axis=axis)
+
+    @registered(rrule, scaled_sum)
+    def scaled_sum_rrule(x, axis=None, scale=1.0):
+        def scaled_sum_pullback(y_bar):
+            x_bar = scale * np.broadcast_to(
+                np.expand_dims(y_bar, axis) if axis is not None else y_bar, x.shape
+            )
+            return NoTangent(), x_bar, NoTangent(), np.sum(np.sum(x, axis=axis) * y_bar)
+
+        return scaled_sum(x, axis, scale), scaled_sum_pullback
+
+    x = np.ones((2, 3))
+    assert len(rrule(scaled_sum, x)[1](1.0)) == 2  # scale passed by keyword or not at all: dropped
+    assert len(rrule(scaled_sum, x, None, scale=2.0)[1](1.0)) == 3
+    assert len(rrule(scaled_sum, x, 0, 2.0)[1](np.ones(3))) == 4
+
+
+def test_trailing_cotangents_left_out_become_no_tangent(registered):
+    def take_first(x, n):
+        return x[:n]
+
+    @registered(rrule, take_first)
+    def take_first_rrule(x, n):
+        def take_first_pullback(y_bar):
+            x_bar = np.zeros_like(x)
+            x_bar[:n] = y_bar
+            return NoTangent(), x_bar  # nothing for the index n
+
+        return take_first(x, n), take_first_pullback
+
+    cotangents = rrule(take_first, np.arange(4.0), 2)[1](np.ones(2))
+    assert len(cotangents) == 3
+    assert cotangents[2] is NoTangent()

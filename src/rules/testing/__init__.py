@@ -13,7 +13,9 @@ tangent space: complex inputs along real and imaginary parts, ``Symmetric``/``He
 (or positions named in ``symmetric=``) along symmetric directions only.
 """
 
-from rules.testing.check import CheckReport, RuleCheckError, check_frule, check_rrule
+from rules.testing.forward import check_frule
 from rules.testing.random import rand_tangent
+from rules.testing.results import CheckReport, RuleCheckError
+from rules.testing.reverse import check_rrule
 
 __all__ = ["CheckReport", "RuleCheckError", "check_frule", "check_rrule", "rand_tangent"]

@@ -350,7 +350,9 @@ class CompositeSpace(Space):
 
     def __init__(self, x: Any, symmetric: bool = False) -> None:
         self.primal_type = type(x)
-        components = primal_components(x)
+        # A list is a sequence of components like a tuple; its tangent is a Tangent(tuple, ...).
+        self.is_list = isinstance(x, list)
+        components = tuple(x) if self.is_list else primal_components(x)
         self.positional = isinstance(components, tuple)
         items = enumerate(components) if isinstance(components, tuple) else components.items()
         self.spaces = {k: space_of(v, symmetric) for k, v in items}
@@ -371,7 +373,8 @@ class CompositeSpace(Space):
     def tangent(self, c: np.ndarray) -> Any:
         parts = {k: self.spaces[k].tangent(v) for k, v in self._split(c).items()}
         if self.positional:
-            return Tangent.from_backing(self.primal_type, tuple(parts.values()))
+            primal_type = tuple if self.is_list else self.primal_type
+            return Tangent.from_backing(primal_type, tuple(parts.values()))
         return Tangent.from_backing(self.primal_type, parts)
 
     def components(self, t: Any) -> dict[Any, Any]:
@@ -381,9 +384,8 @@ class CompositeSpace(Space):
         if isinstance(t, AbstractZero):
             return dict.fromkeys(self.spaces, zero)
         if isinstance(t, Tangent):
-            if t.primal_type is not self.primal_type and not issubclass(
-                self.primal_type, t.primal_type
-            ):
+            expected = tuple if self.is_list else self.primal_type
+            if t.primal_type is not expected and not issubclass(expected, t.primal_type):
                 raise ValueError(
                     f"the tangent is for {t.primal_type.__name__}, the primal is a "
                     f"{self.primal_type.__name__}"
@@ -414,7 +416,7 @@ class CompositeSpace(Space):
         return np.concatenate(pieces) if pieces else np.zeros(0)
 
     def perturb(self, x: Any, c: np.ndarray) -> Any:
-        components = primal_components(x)
+        components = tuple(x) if self.is_list else primal_components(x)
         split = self._split(c)
         if isinstance(components, tuple):
             moved: Any = tuple(
@@ -422,15 +424,18 @@ class CompositeSpace(Space):
             )
         else:
             moved = {k: self.spaces[k].perturb(v, split[k]) for k, v in components.items()}
-        return rebuild_primal(x, moved)
+        return list(moved) if self.is_list else rebuild_primal(x, moved)
 
 
-def space_of(x: Any, symmetric: bool = False) -> Space:
+def space_of(x: Any, symmetric: bool = False, constant: bool = False) -> Space:
     """The tangent space of the primal ``x`` as the checker differences it.
 
     ``symmetric=True`` restricts a dense square (stack of) matrix to symmetric directions
-    (Hermitian for complex dtypes), for functions that read only a symmetric matrix.
+    (Hermitian for complex dtypes), for functions that read only a symmetric matrix;
+    ``constant=True`` gives it no tangent space at all (an index array, say).
     """
+    if constant:
+        return EmptySpace()
     if isinstance(x, bool | np.bool_ | str | bytes) or x is None or isinstance(x, int):
         return EmptySpace()
     if isinstance(x, float | complex):
@@ -450,7 +455,7 @@ def space_of(x: Any, symmetric: bool = False) -> Space:
         return StructuredSpace(x)
     if sp.issparse(x):
         return SparseSpace(x) if tangent_dtype(x.dtype) is not None else EmptySpace()
-    if isinstance(x, tuple | dict) or dataclasses.is_dataclass(x) or _has_fields(x):
+    if isinstance(x, tuple | list | dict) or dataclasses.is_dataclass(x) or _has_fields(x):
         return CompositeSpace(x, symmetric)
     return EmptySpace()
 

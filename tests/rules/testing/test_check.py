@@ -430,3 +430,53 @@ def test_rand_tangent_structure():
 def test_rand_tangent_of_things_without_tangent_space():
     for x in (True, 3, "s", None, np.ones(2, dtype=bool)):
         assert rand_tangent(x, 0) is NoTangent()
+
+
+def test_constant_positions_are_not_differenced(rng, rule_for):
+    def gather(x, idx):
+        return x[idx]
+
+    def gather_rrule(x, idx):
+        def gather_pullback(y_bar):
+            y_bar = unthunk(y_bar)
+            x_bar = np.zeros_like(x)
+            np.add.at(x_bar, idx, y_bar)
+            return NoTangent(), x_bar, NoTangent()
+
+        return gather(x, idx), gather_pullback
+
+    rule_for(gather, gather_rrule)
+    check_rrule(gather, rng.standard_normal(4), np.array([0, 2, 2]), constant=[1])
+    with pytest.raises(ValueError, match="constant= names"):
+        check_rrule(gather, rng.standard_normal(4), np.array([0]), constant=[5])
+
+
+def test_list_outputs_are_checked(rng, rule_for):
+    def halves(x):
+        return [x[:2] * 2.0, x[2:]]
+
+    def wrong_rrule(x):
+        def halves_pullback(y_bar):
+            first, second = (unthunk(v) for v in unthunk(y_bar))
+            first, second = (np.zeros(2) if v is ZeroTangent() else v for v in (first, second))
+            return NoTangent(), np.concatenate([first, second])  # forgets the factor 2
+
+        return halves(x), halves_pullback
+
+    rule_for(halves, wrong_rrule)
+    with pytest.raises(RuleCheckError, match="finite differences"):
+        check_rrule(halves, rng.standard_normal(4))
+
+
+def test_dtype_classes_as_arguments_do_not_confuse_the_tolerances(rng, rule_for):
+    def as_type(x, dtype):
+        return x.astype(dtype)
+
+    rule_for(
+        as_type,
+        lambda x, dtype: (
+            as_type(x, dtype),
+            lambda y_bar: (NoTangent(), unthunk(y_bar).astype(x.dtype)),
+        ),
+    )
+    check_rrule(as_type, rng.standard_normal(3), np.float64)

@@ -1,0 +1,127 @@
+"""Outcomes of a rule check: the error raised, the report returned, tolerances, comparisons."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CheckReport", "Failures", "RuleCheckError", "tolerances"]
+
+
+class RuleCheckError(AssertionError):
+    """A rule failed one or more checks; the message lists each of them."""
+
+
+@dataclasses.dataclass
+class CheckReport:
+    """What a passing check measured.
+
+    Attributes
+    ----------
+    function : str
+        Name of the checked function.
+    errors : dict
+        Worst error of each numerical comparison, relative to the size of the reference.
+    not_implemented : list
+        Cotangents that were ``NotImplementedTangent`` (reported, not failed).
+    """
+
+    function: str
+    errors: dict[str, float] = dataclasses.field(default_factory=dict)
+    not_implemented: list[str] = dataclasses.field(default_factory=list)
+
+
+# --- tolerances and comparisons ------------------------------------------------------------------
+
+_TOLERANCES = {  # (rtol, atol) by the lowest precision among the inputs
+    2: (1e-2, 1e-3),
+    4: (1e-3, 1e-5),
+    8: (1e-6, 1e-9),
+}
+
+
+def _leaves(x: Any) -> Iterable[Any]:
+    if isinstance(x, tuple | list):
+        for v in x:
+            yield from _leaves(v)
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from _leaves(v)
+    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+        for field in dataclasses.fields(x):
+            yield from _leaves(getattr(x, field.name))
+    else:
+        yield x
+
+
+def _precision(x: Any) -> int:
+    """Bytes per real number of the least precise float in ``x`` (8 when there is none)."""
+    sizes = [8]
+    for leaf in _leaves(x):
+        if not isinstance(leaf, np.ndarray | np.generic):
+            continue  # a dtype class passed as an argument has a .dtype descriptor, not a dtype
+        dtype = leaf.dtype
+        if np.issubdtype(dtype, np.inexact):
+            sizes.append(
+                np.dtype(dtype).itemsize // (2 if np.issubdtype(dtype, np.complexfloating) else 1)
+            )
+    return min(sizes)
+
+
+def tolerances(
+    args: tuple[Any, ...], rtol: float | None, atol: float | None
+) -> tuple[float, float]:
+    """``(rtol, atol)``: the given ones, else the defaults for the least precise input."""
+    default_rtol, default_atol = _TOLERANCES[min(_precision(args), 8)]
+    return (default_rtol if rtol is None else rtol, default_atol if atol is None else atol)
+
+
+class Failures:
+    """Collects failed checks for one rule and the errors of passed ones."""
+
+    def __init__(self, name: str, rtol: float, atol: float) -> None:
+        self.report = CheckReport(name)
+        self.lines: list[str] = []
+        self.rtol = rtol
+        self.atol = atol
+
+    def fail(self, what: str, message: str) -> None:
+        """Record a failed check."""
+        self.lines.append(f"{what}: {message}")
+
+    def compare(self, what: str, got: Any, want: Any) -> None:
+        """Compare two arrays within the tolerances; record the error, and a failure if too large."""
+        got = np.asarray(got)
+        want = np.asarray(want)
+        if got.shape != want.shape:
+            self.fail(what, f"has {got.size} entries, the reference has {want.size}")
+            return
+        if not np.all(np.isfinite(want)):
+            self.fail(what, "the finite-difference reference is not finite here; pick other inputs")
+            return
+        if not np.all(np.isfinite(got)):
+            self.fail(what, "the rule returned non-finite values")
+            return
+        scale = max(
+            float(np.max(np.abs(want), initial=0.0)), float(np.max(np.abs(got), initial=0.0))
+        )
+        error = float(np.max(np.abs(got - want), initial=0.0))
+        self.report.errors[what] = error / scale if scale else error
+        if error > self.atol + self.rtol * scale:
+            self.fail(
+                what,
+                f"worst error {error:.3g} exceeds atol + rtol * scale = {self.atol:.1g} + "
+                f"{self.rtol:.1g} * {scale:.3g}",
+            )
+
+    def raise_if_any(self) -> CheckReport:
+        """Raise :class:`RuleCheckError` listing every failure, or return the report."""
+        if self.lines:
+            lines = "\n".join(f"  - {line}" for line in self.lines)
+            raise RuleCheckError(
+                f"{self.report.function} failed {len(self.lines)} check(s):\n{lines}"
+            )
+        return self.report
