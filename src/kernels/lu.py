@@ -1,0 +1,350 @@
+"""LU kernels: a batched in-kernel factorization and the pullback/pushforward of ``P L U``.
+
+Forward helpers for stacks of small square matrices (one compiled call, no LAPACK per matrix):
+
+* ``lu_factor_batched(A) -> (lu, piv)`` in ``scipy.linalg.lu_factor`` format per matrix, so
+  ``solve``, ``inv``, ``det`` and ``slogdet`` pullbacks reuse the factorization of the forward;
+* ``lu_solve_batched(lu, piv, B, trans)``, ``lu_unpack_batched(lu, piv) -> (perm, L, U)``.
+
+Derivatives of ``scipy.linalg.lu(A, p_indices=True)``: ``A = L[perm] @ U`` (``A = P L U``),
+``A`` of shape (m, n), ``k = min(m, n)``, ``L`` (m, k) unit lower trapezoidal, ``U`` (k, n)
+upper trapezoidal. Square, tall and wide are all supported.
+
+Pushforward (de Hoog, Anderssen & Lukas 2011, eq. 3.6, square case): with
+``F = L1^-1 (P^T A_dot)[:k, :k] U1^-1``, ``L1_dot = L1 tril(F, -1)``, ``U1_dot = triu(F) U1``;
+the extra block is ``L2_dot = ((P^T A_dot)[k:] - L2 U_dot) U^-1`` (tall) or
+``U2_dot = L^-1 ((P^T A_dot)[:, k:] - L_dot U2)`` (wide).
+
+Pullback (the adjoint of the above)::
+
+    M = tril(L^H L_bar, -1) + triu(U_bar U^H) - L2^H L2_bar - U2_bar U2^H
+    A_bar = P L1^-H [M, U2_bar; L2_bar] U1^-H         (L2/U2 blocks empty when absent)
+
+where for a tall ``A`` the row block ``L2_bar`` sits below ``M`` and is not multiplied by
+``L1^-H``, and for a wide ``A`` the column block ``U2_bar`` sits right of ``M`` and is not
+multiplied by ``U1^-H``. The square case is ChainRules.jl's ``lu`` rrule,
+``A_bar = P L^-H (tril(L^H L_bar, -1) + triu(U_bar U^H)) U^-H``.
+
+A singular ``U`` (zero pivot) makes ``U^-1`` undefined: the kernels return inf/nan, and so
+does NaN input; they never raise.
+
+References
+----------
+F. R. de Hoog, R. S. Anderssen, M. A. Lukas, "Differentiation of matrix functionals using
+triangular factorization", Math. Comp. 80 (2011), 1585-1600, doi:10.1090/S0025-5718-2011-02451-8.
+M. B. Giles, "An extended collection of matrix derivative results for forward and reverse
+mode algorithmic differentiation", Oxford NA report 08/01 (2008).
+"""
+
+import numpy as np
+import scipy.linalg
+
+from kernels._jit import jit
+from kernels._smallmat import (
+    _div,
+    _lanes,
+    _load_inplace,
+    _load_piv_inplace,
+    _lower_unit_adj_solve_inplace,
+    _lower_unit_solve_inplace,
+    _lu_partial_inplace,
+    _lu_solve_inplace,
+    _store_inplace,
+    _upper_right_adj_solve_inplace,
+    _upper_right_solve_inplace,
+)
+
+# Measured on the 2-core dev box (float64, one matrix): the compiled loops win up to about
+# this size, the BLAS variants above it (see the module docstring of each *_blas function).
+LU_CROSSOVER_N = 48
+
+# --- forward helpers -----------------------------------------------------------------------
+
+
+@jit
+def lu_factor_batched(A):
+    """Return ``(lu, piv)`` with ``A[i] = P L U`` packed as ``scipy.linalg.lu_factor`` does.
+
+    ``A`` (b, n, n); ``lu`` (b, n, n) of the same dtype; ``piv`` (b, n) int32, 0-based swaps.
+    An exactly singular matrix factors with a zero on the diagonal of ``U``, as in LAPACK.
+    """
+    b, n, _ = A.shape
+    nl = _lanes(b, n * n)
+    lu = np.empty_like(A)
+    piv = np.empty((b, n), dtype=np.int32)
+    W = np.empty((n, n, nl), dtype=A.dtype)
+    P = np.empty((n, nl), dtype=np.int32)
+    sign = np.empty(nl, dtype=np.int64)
+    for t0 in range(0, b, nl):
+        nb = min(nl, b - t0)
+        _load_inplace(A, t0, nb, W)
+        _lu_partial_inplace(nb, W, P, sign)
+        _store_inplace(W, t0, nb, lu)
+        for l in range(nb):
+            for k in range(n):
+                piv[t0 + l, k] = P[k, l]
+    return lu, piv
+
+
+@jit
+def lu_solve_batched(lu, piv, B, trans):
+    """Return ``X[i] = op(A[i])^-1 B[i]`` from ``lu_factor_batched`` output; B (b, n, k).
+
+    ``trans`` as in ``scipy.linalg.lu_solve``: 0 for ``A``, 1 for ``A^T``, 2 for ``A^H``.
+    """
+    b, n, k = B.shape
+    nl = _lanes(b, n * max(n, k))
+    X = np.empty_like(B)
+    F = np.empty((n, n, nl), dtype=lu.dtype)
+    P = np.empty((n, nl), dtype=np.int32)
+    W = np.empty((n, k, nl), dtype=B.dtype)
+    for t0 in range(0, b, nl):
+        nb = min(nl, b - t0)
+        _load_inplace(lu, t0, nb, F)
+        _load_piv_inplace(piv, t0, nb, P)
+        _load_inplace(B, t0, nb, W)
+        _lu_solve_inplace(F, P, trans, nb, W)
+        _store_inplace(W, t0, nb, X)
+    return X
+
+
+def lu_unpack_batched(lu, piv):
+    """Return ``(perm, L, U)`` of ``scipy.linalg.lu(A, p_indices=True)`` from packed factors.
+
+    ``lu`` (b, n, n), ``piv`` (b, n): ``A[i] = L[i][perm[i]] @ U[i]``; ``perm`` is int32.
+    Plain numpy (vectorised over the stack), nothing to compile.
+    """
+    b, n, _ = lu.shape
+    L = np.tril(lu, -1)
+    idx = np.arange(n)
+    L[:, idx, idx] = 1
+    U = np.triu(lu)
+    # rows of P^T A are A's rows in the order ``order``; perm is the inverse permutation
+    order = np.broadcast_to(idx, (b, n)).copy()
+    rows = np.arange(b)
+    for k in range(n):
+        p = piv[:, k]
+        a, c = order[rows, k].copy(), order[rows, p].copy()
+        order[rows, k], order[rows, p] = c, a
+    perm = np.empty((b, n), dtype=np.int32)
+    perm[rows[:, None], order] = idx
+    return perm, L, U
+
+
+# --- pullback ------------------------------------------------------------------------------
+
+
+@jit
+def _lu_pullback_block_inplace(L, U, L_bar, U_bar, nb, W):
+    """Write ``P^T A_bar`` of a lane block into ``W`` (see the module docstring)."""
+    m, k, _ = L.shape
+    n = U.shape[1]
+    for i in range(k):
+        for j in range(k):
+            if i > j:  # tril(L1^H L1_bar, -1) - U2_bar U2^H, with L[i, i] = 1
+                for l in range(nb):
+                    W[i, j, l] = L_bar[i, j, l]
+                for r in range(i + 1, k):
+                    for l in range(nb):
+                        W[i, j, l] += L[r, i, l].conjugate() * L_bar[r, j, l]
+                for r in range(k, n):
+                    for l in range(nb):
+                        W[i, j, l] -= U_bar[i, r, l] * U[j, r, l].conjugate()
+            else:  # triu(U1_bar U1^H) - L2^H L2_bar
+                for l in range(nb):
+                    W[i, j, l] = 0
+                for r in range(j, k):
+                    for l in range(nb):
+                        W[i, j, l] += U_bar[i, r, l] * U[j, r, l].conjugate()
+                for r in range(k, m):
+                    for l in range(nb):
+                        W[i, j, l] -= L[r, i, l].conjugate() * L_bar[r, j, l]
+    for i in range(k, m):  # tall: L2_bar
+        for j in range(n):
+            for l in range(nb):
+                W[i, j, l] = L_bar[i, j, l]
+    for i in range(k):  # wide: U2_bar
+        for j in range(k, n):
+            for l in range(nb):
+                W[i, j, l] = U_bar[i, j, l]
+    _upper_right_adj_solve_inplace(U, nb, W)  # first k columns: W U1^-H
+    _lower_unit_adj_solve_inplace(L, nb, W)  # first k rows: L1^-H W
+
+
+@jit
+def lu_pullback_batched(L, U, perm, L_bar, U_bar):
+    """Return ``A_bar`` (b, m, n) for ``A[i] = L[i][perm[i]] @ U[i]``; see the module docstring.
+
+    ``L``, ``L_bar`` (b, m, k); ``U``, ``U_bar`` (b, k, n); ``perm`` (b, m) int32.
+    """
+    b, m, k = L.shape
+    n = U.shape[2]
+    nl = _lanes(b, m * n)
+    dt = L.dtype
+    A_bar = np.empty((b, m, n), dtype=dt)
+    Lw, Lb = np.empty((m, k, nl), dtype=dt), np.empty((m, k, nl), dtype=dt)
+    Uw, Ub = np.empty((k, n, nl), dtype=dt), np.empty((k, n, nl), dtype=dt)
+    W = np.empty((m, n, nl), dtype=dt)
+    for t0 in range(0, b, nl):
+        nb = min(nl, b - t0)
+        _load_inplace(L, t0, nb, Lw)
+        _load_inplace(U, t0, nb, Uw)
+        _load_inplace(L_bar, t0, nb, Lb)
+        _load_inplace(U_bar, t0, nb, Ub)
+        _lu_pullback_block_inplace(Lw, Uw, Lb, Ub, nb, W)
+        for l in range(nb):  # A_bar = P W
+            for i in range(m):
+                r = perm[t0 + l, i]
+                for j in range(n):
+                    A_bar[t0 + l, i, j] = W[r, j, l]
+    return A_bar
+
+
+def lu_pullback(L, U, perm, L_bar, U_bar):
+    """Return ``A_bar`` (m, n) for one ``A = L[perm] @ U``: ``lu_pullback_batched`` on a stack of 1."""
+    return lu_pullback_batched(L[None], U[None], perm[None], L_bar[None], U_bar[None])[0]
+
+
+# --- pushforward ---------------------------------------------------------------------------
+
+
+@jit
+def _lu_pushforward_block_inplace(L, U, X, nb, F, L_dot, U_dot):
+    """Write ``L_dot``, ``U_dot`` of a lane block given ``X = P^T A_dot``; ``F`` is scratch."""
+    m, k, _ = L.shape
+    n = U.shape[1]
+    for i in range(k):
+        for j in range(k):
+            for l in range(nb):
+                F[i, j, l] = X[i, j, l]
+    _lower_unit_solve_inplace(L, nb, F)
+    _upper_right_solve_inplace(U, nb, F)  # F = L1^-1 X11 U1^-1
+    for i in range(k):
+        for j in range(k):
+            if i > j:  # L1 tril(F, -1), unit diagonal of L1
+                for l in range(nb):
+                    L_dot[i, j, l] = F[i, j, l]
+                for r in range(j + 1, i):
+                    for l in range(nb):
+                        L_dot[i, j, l] += L[i, r, l] * F[r, j, l]
+            else:
+                for l in range(nb):
+                    L_dot[i, j, l] = 0
+    for i in range(k):
+        for j in range(k):
+            for l in range(nb):
+                U_dot[i, j, l] = 0
+            for r in range(i, j + 1):  # triu(F) U1
+                for l in range(nb):
+                    U_dot[i, j, l] += F[i, r, l] * U[r, j, l]
+    for i in range(k, m):  # tall: L2_dot = (X2 - L2 U_dot) U^-1
+        for j in range(k):
+            for l in range(nb):
+                L_dot[i, j, l] = X[i, j, l]
+            for r in range(j + 1):
+                for l in range(nb):
+                    L_dot[i, j, l] -= L[i, r, l] * U_dot[r, j, l]
+            for r in range(j):
+                for l in range(nb):
+                    L_dot[i, j, l] -= L_dot[i, r, l] * U[r, j, l]
+            for l in range(nb):
+                L_dot[i, j, l] = _div(L_dot[i, j, l], U[j, j, l])
+    for i in range(k):  # wide: U2_dot = L^-1 (X2 - L_dot U2)
+        for j in range(k, n):
+            for l in range(nb):
+                U_dot[i, j, l] = X[i, j, l]
+            for r in range(i):
+                for l in range(nb):
+                    U_dot[i, j, l] -= L_dot[i, r, l] * U[r, j, l] + L[i, r, l] * U_dot[r, j, l]
+
+
+@jit
+def lu_pushforward_batched(L, U, perm, A_dot):
+    """Return ``(L_dot, U_dot)`` for ``A[i] = L[i][perm[i]] @ U[i]``; see the module docstring.
+
+    ``L`` (b, m, k), ``U`` (b, k, n), ``perm`` (b, m) int32, ``A_dot`` (b, m, n).
+    """
+    b, m, k = L.shape
+    n = U.shape[2]
+    nl = _lanes(b, m * n)
+    dt = L.dtype
+    L_dot = np.empty((b, m, k), dtype=dt)
+    U_dot = np.empty((b, k, n), dtype=dt)
+    Lw, Ld = np.empty((m, k, nl), dtype=dt), np.empty((m, k, nl), dtype=dt)
+    Uw, Ud = np.empty((k, n, nl), dtype=dt), np.empty((k, n, nl), dtype=dt)
+    X = np.empty((m, n, nl), dtype=dt)
+    F = np.empty((k, k, nl), dtype=dt)
+    for t0 in range(0, b, nl):
+        nb = min(nl, b - t0)
+        _load_inplace(L, t0, nb, Lw)
+        _load_inplace(U, t0, nb, Uw)
+        for l in range(nb):  # X = P^T A_dot
+            for i in range(m):
+                r = perm[t0 + l, i]
+                for j in range(n):
+                    X[r, j, l] = A_dot[t0 + l, i, j]
+        _lu_pushforward_block_inplace(Lw, Uw, X, nb, F, Ld, Ud)
+        _store_inplace(Ld, t0, nb, L_dot)
+        _store_inplace(Ud, t0, nb, U_dot)
+    return L_dot, U_dot
+
+
+def lu_pushforward(L, U, perm, A_dot):
+    """Return ``(L_dot, U_dot)`` for one matrix: ``lu_pushforward_batched`` on a stack of 1."""
+    L_dot, U_dot = lu_pushforward_batched(L[None], U[None], perm[None], A_dot[None])
+    return L_dot[0], U_dot[0]
+
+
+# --- large matrices: BLAS level 3 ------------------------------------------------------------
+
+
+def _blas(names, *arrays):
+    return scipy.linalg.blas.get_blas_funcs(names, arrays)
+
+
+def lu_pullback_blas(L, U, perm, L_bar, U_bar):
+    """``lu_pullback`` for one large (m, n) matrix with BLAS-3 ``trmm``/``trsm``.
+
+    Same inputs and result as ``lu_pullback``; any layout. The two triangular products use
+    ``trmm`` (half the flops of ``gemm``) and both inverses are triangular solves.
+    """
+    m, k = L.shape
+    n = U.shape[1]
+    trmm, trsm = _blas(("trmm", "trsm"), L, U, L_bar, U_bar)
+    L1, U1 = L[:k], U[:, :k]
+    # M = tril(L1^H L1_bar, -1) + triu(U1_bar U1^H) - triu(L2^H L2_bar) - tril(U2_bar U2^H, -1)
+    G = trmm(1.0, L1, L_bar[:k], side=0, lower=1, trans_a=2, diag=1)
+    H = trmm(1.0, U1, U_bar[:, :k], side=1, lower=0, trans_a=2)
+    W = np.empty((m, n), dtype=G.dtype, order="F")
+    W[:k, :k] = np.tril(G, -1) + np.triu(H)
+    if m > k:
+        W[:k, :k] -= np.triu(L[k:].conj().T @ L_bar[k:])
+        W[k:] = L_bar[k:]
+    if n > k:
+        W[:k, :k] -= np.tril(U_bar[:, k:] @ U[:, k:].conj().T, -1)
+        W[:, k:] = U_bar[:, k:]
+    W[:, :k] = trsm(1.0, U1, W[:, :k], side=1, lower=0, trans_a=2, overwrite_b=1)
+    W[:k] = trsm(1.0, L1, W[:k], side=0, lower=1, trans_a=2, diag=1, overwrite_b=1)
+    return W[perm]
+
+
+def lu_pushforward_blas(L, U, perm, A_dot):
+    """``lu_pushforward`` for one large (m, n) matrix with BLAS-3 ``trsm``/``trmm``."""
+    m, k = L.shape
+    n = U.shape[1]
+    trmm, trsm = _blas(("trmm", "trsm"), L, U, A_dot)
+    L1, U1 = L[:k], U[:, :k]
+    X = np.empty((m, n), dtype=np.result_type(L, U, A_dot), order="F")
+    X[perm] = A_dot  # X = P^T A_dot
+    F = trsm(1.0, L1, X[:k, :k], side=0, lower=1, diag=1)
+    F = trsm(1.0, U1, F, side=1, lower=0, overwrite_b=1)  # L1^-1 X11 U1^-1
+    L_dot = np.zeros((m, k), dtype=F.dtype, order="F")
+    L_dot[:k] = trmm(1.0, L1, np.tril(F, -1), side=0, lower=1, diag=1)
+    U_dot = np.zeros((k, n), dtype=F.dtype, order="F")
+    U_dot[:, :k] = trmm(1.0, U1, np.triu(F), side=1, lower=0)
+    if m > k:
+        L_dot[k:] = trsm(1.0, U1, X[k:] - L[k:] @ U_dot, side=1, lower=0, overwrite_b=1)
+    if n > k:
+        rhs = X[:, k:] - L_dot @ U[:, k:]
+        U_dot[:, k:] = trsm(1.0, L1, rhs, side=0, lower=1, diag=1, overwrite_b=1)
+    return L_dot, U_dot
