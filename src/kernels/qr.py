@@ -43,8 +43,8 @@ arXiv:2009.10071 (2020).
 """
 
 import numpy as np
-import scipy.linalg
 
+from kernels._blas import trsm_c_inplace
 from kernels._jit import jit
 from kernels._smallmat import (
     _lanes,
@@ -220,21 +220,19 @@ def qr_pushforward(Q, R, A_dot):
 
 
 def _copyltu(M):
-    """``tril(M, -1) + tril(M, -1)^H + Re diag(M)``."""
-    K = np.tril(M, -1)
-    K += K.conj().T
+    """Return ``tril(M, -1) + tril(M, -1)^H + Re diag(M)``."""
+    K = np.where(np.tri(*M.shape, -1, dtype=bool), M, M.conj().T)
     idx = np.arange(M.shape[0])
     K[idx, idx] = M[idx, idx].real
     return K
 
 
 def qr_pullback_blas(Q, R, Q_bar, R_bar):
-    """``qr_pullback`` for one large matrix: BLAS-3 products, ``trmm`` and one ``trsm``."""
+    """``qr_pullback`` for one large matrix: BLAS-3 products and one triangular solve."""
     k = Q.shape[1]
-    trmm, trsm = scipy.linalg.blas.get_blas_funcs(("trmm", "trsm"), (Q, R, Q_bar, R_bar))
-    R1, R2 = R[:, :k], R[:, k:]
-    # R1 R1_bar^H with R1 upper triangular
-    M = trmm(1.0, R1, R_bar[:, :k].conj().T, side=0, lower=0)
+    dt = np.result_type(Q, R, Q_bar, R_bar)
+    R1, R2 = np.ascontiguousarray(R[:, :k], dt), R[:, k:]
+    M = R1 @ R_bar[:, :k].conj().T
     M -= Q_bar.conj().T @ Q
     if R2.shape[1]:
         M -= R_bar[:, k:] @ R2.conj().T
@@ -243,24 +241,24 @@ def qr_pullback_blas(Q, R, Q_bar, R_bar):
         K += R2 @ R_bar[:, k:].conj().T
     B = Q @ K
     B += Q_bar
-    B = trsm(1.0, R1, B, side=1, lower=0, trans_a=2, overwrite_b=1)  # B R1^-H
+    trsm_c_inplace(R1, B, left=False, lower=False, trans=2, unit=False)
     if not R2.shape[1]:
         return B
     return np.concatenate((B, Q @ R_bar[:, k:]), axis=1)
 
 
 def qr_pushforward_blas(Q, R, A_dot):
-    """``qr_pushforward`` for one large matrix: BLAS-3 products and one ``trsm``."""
+    """``qr_pushforward`` for one large matrix: BLAS-3 products and one triangular solve."""
     k = Q.shape[1]
-    trsm = scipy.linalg.blas.get_blas_funcs("trsm", (Q, R, A_dot))
-    R1, R2 = R[:, :k], R[:, k:]
-    D = trsm(1.0, R1, A_dot[:, :k], side=1, lower=0)  # A_dot R1^-1
+    dt = np.result_type(Q, R, A_dot)
+    R1, R2 = np.ascontiguousarray(R[:, :k], dt), R[:, k:]
+    D = np.array(A_dot[:, :k], dtype=dt)
+    trsm_c_inplace(R1, D, left=False, lower=False, trans=0, unit=False)  # A_dot R1^-1
     C = Q.conj().T @ D
-    T = np.triu(C, 1)
-    T += np.tril(C, -1).conj().T
+    T = np.where(np.tri(k, k, -1, dtype=bool), 0, C + C.conj().T)  # C - Omega
     idx = np.arange(k)
     T[idx, idx] = C[idx, idx].real
-    R_dot = np.triu(T @ R1)
+    R_dot = T @ R1  # upper: the products below the diagonal are exact zeros
     Q_dot = D - Q @ T
     if R2.shape[1]:
         R2_dot = Q.conj().T @ A_dot[:, k:] - (C - T) @ R2
