@@ -55,9 +55,14 @@ from kernels._smallmat import (
     _upper_solve_inplace,
 )
 
-# Measured on the 2-core dev box (one float64 matrix): compiled kernels up to about this
-# size, the LAPACK variants above it.
-DET_CROSSOVER_N = 32
+# Crossover sizes, measured on the 2-core dev box (float64, one BLAS thread, min of repeats):
+# the rule uses the compiled kernels for n <= these and the BLAS/LAPACK variants above them.
+# A stack (b = 1000) is compared with the plain numpy stacked formula, one matrix with the
+# variant below (whose Python overhead dominates at small n).
+DET_CROSSOVER_N = 16  # stack: 8.9 vs 11.2 ms at n = 16, 23 vs 15 ms at n = 24
+DET_SINGLE_CROSSOVER_N = 12  # one matrix: 3.6 vs 10.4 us at n = 8, 17 vs 14 us at n = 16
+SLOGDET_CROSSOVER_N = 32  # stack: 15 vs 25 ms at n = 32, 171 vs 57 ms at n = 48
+SLOGDET_SINGLE_CROSSOVER_N = 0  # one matrix: getri wins from n = 2 (2.2 vs 1.9 us)
 
 # --- det -----------------------------------------------------------------------------------
 
