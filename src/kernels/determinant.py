@@ -87,28 +87,25 @@ def _adjugate_block_inplace(nb, a, prow, pcol, sign, scale, Z):
             scale[j, l] = d * u
         scale[n - 1, l] = d * s
         a[n - 1, n - 1, l] = s
+        if d == 0:
+            # an earlier pivot is exactly zero, so (complete pivoting) the trailing block was
+            # zero, rank <= n - 2 and adj(A) = 0: the scales are 0 and unit pivots keep W finite
+            for k in range(n):
+                if a[k, k, l] == 0:
+                    a[k, k, l] = one
     for i in range(n):  # W = U'^-1, solving U' W = I
         for j in range(n):
             for l in range(nb):
                 Z[i, j, l] = 1 if i == j else 0
     _upper_solve_inplace(a, nb, Z)
-    for i in range(n):  # adj(U) = W diag(scale)
+    for i in range(n):  # adj(U) = W diag(scale), times the permutation sign
         for j in range(n):
             for l in range(nb):
-                Z[i, j, l] *= scale[j, l]
+                Z[i, j, l] *= scale[j, l] * sign[l]
     # adj(A) = sign Pc adj(U) L^-1 Pr, with Pr = S_{n-1} .. S_0 and Pc = S'_0 .. S'_{n-1}
     _lower_unit_right_solve_inplace(a, nb, Z)
     _swap_cols_inplace(prow, nb, True, Z)
     _swap_rows_inplace(pcol, nb, True, Z)
-    for l in range(nb):
-        d = one
-        for k in range(n - 1):
-            d *= a[k, k, l]
-        # d' = 0: an earlier pivot is exactly zero, so the trailing block was zero (complete
-        # pivoting), rank <= n - 2 and adj(A) = 0; W may hold inf there, hence the select
-        for i in range(n):
-            for j in range(n):
-                Z[i, j, l] = 0 if d == 0 else sign[l] * Z[i, j, l]
 
 
 @jit
