@@ -74,6 +74,8 @@ def _adjugate_block_inplace(nb, a, prow, pcol, sign, scale, Z):
     ``prow``, ``pcol``, ``sign`` are scratch for the pivots; ``scale`` (n, nl) scratch.
     """
     n = a.shape[0]
+    if n == 0:  # adj of a 0 x 0 matrix is empty (and a[n - 1, n - 1] below would be out of bounds)
+        return
     one = a.dtype.type(1)
     _lu_complete_inplace(nb, a, prow, pcol, sign)
     # column scales of W: d' u for j < n-1 and d' s for j = n-1; then u -> s in U

@@ -251,3 +251,13 @@ def test_slogdet_singular_and_nan_give_inf_or_nan(rng, dtype):
     lu, piv = factor(np.full((3, 3), np.nan, dtype=dtype))
     assert np.isnan(slogdet_pullback(lu, piv, dtype(1), dtype(1), 1.0)).all()
     assert np.isnan(slogdet_pushforward(lu, piv, dtype(1), rand(rng, (3, 3), dtype))[1])
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 3), (2, 0, 0)])
+def test_det_and_slogdet_empty_stacks_and_matrices(shape):
+    A, v = np.zeros(shape), np.ones(shape[0])
+    piv = np.zeros(shape[:2], dtype=np.int32)
+    assert det_pullback_batched(A, v).shape == shape
+    assert_array_equal(det_pushforward_batched(A, A), np.zeros(shape[0]))  # tr of an empty product
+    assert slogdet_pullback_batched(A, piv, v, v, v).shape == shape
+    assert [x.shape for x in slogdet_pushforward_batched(A, piv, v, A)] == [shape[:1]] * 2

@@ -201,3 +201,15 @@ def test_lu_singular_gives_inf_or_nan_not_an_exception(rng, dtype):
     assert U[0, 2, 2] == 0
     A_bar = lu_pullback_batched(L, U, perm, rand(rng, L.shape, dtype), rand(rng, U.shape, dtype))
     assert not np.isfinite(A_bar).all()
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 3), (2, 0, 0)])
+def test_lu_empty_stacks_and_matrices(shape):
+    A = np.zeros(shape)
+    lu, piv = lu_factor_batched(A)
+    assert lu.shape == shape
+    assert piv.shape == shape[:2]
+    assert lu_solve_batched(lu, piv, A, 2).shape == shape
+    perm = np.zeros(shape[:2], dtype=np.int32)
+    assert lu_pullback_batched(A, A, perm, A, A).shape == shape
+    assert [x.shape for x in lu_pushforward_batched(A, A, perm, A)] == [shape, shape]

@@ -130,3 +130,10 @@ def test_qr_nan_and_rank_deficiency_give_nan_or_inf(rng, dtype):
     assert all(np.isnan(x).any() for x in qr_pushforward(Q, R, A_dot))
     R[2, 2] = 0  # rank-deficient A: R^-1 does not exist
     assert not np.isfinite(qr_pullback(Q, R, rand(rng, Q.shape, dtype), R_bar)).all()
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 3), (2, 0, 0)])
+def test_qr_empty_stacks_and_matrices(shape):
+    A = np.zeros(shape)
+    assert qr_pullback_batched(A, A, A, A).shape == shape
+    assert [x.shape for x in qr_pushforward_batched(A, A, A)] == [shape, shape]

@@ -230,3 +230,13 @@ def test_inv_nan_in_nan_out(rng):
     Y[0, 0] = np.nan
     assert np.isnan(inv_pullback(Y, rand(rng, (3, 3), np.float64))).any()
     assert np.isnan(inv_pushforward(Y, rand(rng, (3, 3), np.float64))).any()
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 3), (2, 0, 0)])
+def test_solve_and_inv_empty_stacks_and_matrices(shape):
+    A = np.zeros(shape)
+    piv = np.zeros(shape[:2], dtype=np.int32)
+    assert [x.shape for x in solve_pullback_batched(A, piv, A, A)] == [shape, shape]
+    assert solve_pushforward_batched(A, piv, A, A, A).shape == shape
+    assert inv_pullback_batched(A, A).shape == shape
+    assert inv_pushforward_batched(A, A).shape == shape
