@@ -118,6 +118,8 @@ def det_pullback_batched(A, det_bar):
     ``A`` with complete pivoting, which the adjugate needs (see the module docstring).
     """
     b, n, _ = A.shape
+    if A.shape != (b, n, n) or det_bar.shape != (b,):
+        raise ValueError("det_pullback_batched: need A (b, n, n) and det_bar (b,)")
     nl = _lanes(b, n * n)
     dt = A.dtype
     A_bar = np.empty((b, n, n), dtype=dt)
@@ -143,6 +145,8 @@ def det_pullback_batched(A, det_bar):
 def det_pushforward_batched(A, A_dot):
     """Return ``det_dot = tr(adj(A) A_dot)`` (b,); exact at singular ``A`` like the pullback."""
     b, n, _ = A.shape
+    if A.shape != (b, n, n) or A_dot.shape != A.shape:
+        raise ValueError("det_pushforward_batched: need A and A_dot (b, n, n)")
     nl = _lanes(b, n * n)
     dt = A.dtype
     det_dot = np.empty(b, dtype=dt)
@@ -234,6 +238,14 @@ def slogdet_pullback_batched(lu, piv, sign, sign_bar, logabsdet_bar):
     ``sign_bar`` (b,) of ``lu``'s dtype; ``logabsdet_bar`` (b,) real.
     """
     b, n, _ = lu.shape
+    if (
+        lu.shape != (b, n, n)
+        or piv.shape != (b, n)
+        or sign.shape != (b,)
+        or sign_bar.shape != (b,)
+        or logabsdet_bar.shape != (b,)
+    ):
+        raise ValueError("slogdet_pullback_batched: need lu (b, n, n), piv (b, n), the rest (b,)")
     nl = _lanes(b, n * n)
     dt = lu.dtype
     A_bar = np.empty((b, n, n), dtype=dt)
@@ -266,6 +278,15 @@ def slogdet_pushforward_batched(lu, piv, sign, A_dot):
     ``sign_dot = i sign Im tau`` (``lu``'s dtype).
     """
     b, n, _ = lu.shape
+    if (
+        lu.shape != (b, n, n)
+        or piv.shape != (b, n)
+        or sign.shape != (b,)
+        or A_dot.shape != lu.shape
+    ):
+        raise ValueError(
+            "slogdet_pushforward_batched: need lu, A_dot (b, n, n), piv (b, n), sign (b,)"
+        )
     nl = _lanes(b, n * n)
     dt = lu.dtype
     sign_dot = np.empty(b, dtype=dt)

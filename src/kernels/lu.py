@@ -71,7 +71,9 @@ def lu_factor_batched(A):
     ``A`` (b, n, n); ``lu`` (b, n, n) of the same dtype; ``piv`` (b, n) int32, 0-based swaps.
     An exactly singular matrix factors with a zero on the diagonal of ``U``, as in LAPACK.
     """
-    b, n, _ = A.shape
+    b, n, n2 = A.shape
+    if n2 != n:
+        raise ValueError("lu_factor_batched: A must be a stack of square matrices (b, n, n)")
     nl = _lanes(b, n * n)
     lu = np.empty_like(A)
     piv = np.empty((b, n), dtype=np.int32)
@@ -96,6 +98,8 @@ def lu_solve_batched(lu, piv, B, trans):
     ``trans`` as in ``scipy.linalg.lu_solve``: 0 for ``A``, 1 for ``A^T``, 2 for ``A^H``.
     """
     b, n, k = B.shape
+    if lu.shape != (b, n, n) or piv.shape != (b, n) or trans < 0 or trans > 2:
+        raise ValueError("lu_solve_batched: need lu (b, n, n), piv (b, n), B (b, n, k), trans 0-2")
     nl = _lanes(b, n * max(n, k))
     X = np.empty_like(B)
     F = np.empty((n, n, nl), dtype=lu.dtype)
@@ -182,6 +186,16 @@ def lu_pullback_batched(L, U, perm, L_bar, U_bar):
     """
     b, m, k = L.shape
     n = U.shape[2]
+    if (
+        k != min(m, n)
+        or U.shape != (b, k, n)
+        or perm.shape != (b, m)
+        or L_bar.shape != L.shape
+        or U_bar.shape != U.shape
+    ):
+        raise ValueError(
+            "lu_pullback_batched: need L, L_bar (b, m, k), U, U_bar (b, k, n), perm (b, m)"
+        )
     nl = _lanes(b, m * n)
     dt = L.dtype
     A_bar = np.empty((b, m, n), dtype=dt)
@@ -269,6 +283,10 @@ def lu_pushforward_batched(L, U, perm, A_dot):
     """
     b, m, k = L.shape
     n = U.shape[2]
+    if k != min(m, n) or U.shape != (b, k, n) or perm.shape != (b, m) or A_dot.shape != (b, m, n):
+        raise ValueError(
+            "lu_pushforward_batched: need L (b, m, k), U (b, k, n), perm (b, m), A_dot (b, m, n)"
+        )
     nl = _lanes(b, m * n)
     dt = L.dtype
     L_dot = np.empty((b, m, k), dtype=dt)

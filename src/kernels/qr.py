@@ -119,6 +119,10 @@ def qr_pullback_batched(Q, R, Q_bar, R_bar):
     """
     b, m, k = Q.shape
     n = R.shape[2]
+    if k != min(m, n) or R.shape != (b, k, n) or Q_bar.shape != Q.shape or R_bar.shape != R.shape:
+        raise ValueError(
+            "qr_pullback_batched: need Q, Q_bar (b, m, k), R, R_bar (b, k, n), k = min(m, n)"
+        )
     nl = _lanes(b, m * n)
     dt = Q.dtype
     A_bar = np.empty((b, m, n), dtype=dt)
@@ -194,6 +198,8 @@ def qr_pushforward_batched(Q, R, A_dot):
     """
     b, m, k = Q.shape
     n = R.shape[2]
+    if k != min(m, n) or R.shape != (b, k, n) or A_dot.shape != (b, m, n):
+        raise ValueError("qr_pushforward_batched: need Q (b, m, k), R (b, k, n), A_dot (b, m, n)")
     nl = _lanes(b, m * n)
     dt = Q.dtype
     Q_dot = np.empty((b, m, k), dtype=dt)

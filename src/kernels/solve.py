@@ -67,6 +67,10 @@ def solve_pullback_batched(lu, piv, X, X_bar):
     (``lu_factor_batched``); ``X``, ``X_bar`` (b, n, k). Returns A_bar (b, n, n), B_bar (b, n, k).
     """
     b, n, k = X.shape
+    if lu.shape != (b, n, n) or piv.shape != (b, n) or X_bar.shape != X.shape:
+        raise ValueError(
+            "solve_pullback_batched: need lu (b, n, n), piv (b, n), X and X_bar (b, n, k)"
+        )
     nl = _lanes(b, n * max(n, k))
     dt = X.dtype
     A_bar = np.empty((b, n, n), dtype=dt)
@@ -93,6 +97,15 @@ def solve_pullback_batched(lu, piv, X, X_bar):
 def solve_pushforward_batched(lu, piv, X, A_dot, B_dot):
     """Return ``X_dot = A^-1 (B_dot - A_dot X)`` (b, n, k) from the forward's ``lu``, ``piv``."""
     b, n, k = X.shape
+    if (
+        lu.shape != (b, n, n)
+        or piv.shape != (b, n)
+        or A_dot.shape != (b, n, n)
+        or B_dot.shape != X.shape
+    ):
+        raise ValueError(
+            "solve_pushforward_batched: need lu, A_dot (b, n, n), piv (b, n), X, B_dot (b, n, k)"
+        )
     nl = _lanes(b, n * max(n, k))
     dt = X.dtype
     X_dot = np.empty((b, n, k), dtype=dt)
@@ -154,6 +167,8 @@ def solve_pushforward_lapack(lu, piv, X, A_dot, B_dot):
 def inv_pullback_batched(Y, Y_bar):
     """Return ``A_bar = -Y^H Y_bar Y^H`` (b, n, n) given the forward output ``Y = A^-1``."""
     b, n, _ = Y.shape
+    if Y.shape != (b, n, n) or Y_bar.shape != Y.shape:
+        raise ValueError("inv_pullback_batched: need Y and Y_bar (b, n, n)")
     nl = _lanes(b, n * n)
     dt = Y.dtype
     A_bar = np.empty((b, n, n), dtype=dt)
@@ -176,6 +191,8 @@ def inv_pullback_batched(Y, Y_bar):
 def inv_pushforward_batched(Y, A_dot):
     """Return ``Y_dot = -Y A_dot Y`` (b, n, n) given the forward output ``Y = A^-1``."""
     b, n, _ = Y.shape
+    if Y.shape != (b, n, n) or A_dot.shape != Y.shape:
+        raise ValueError("inv_pushforward_batched: need Y and A_dot (b, n, n)")
     nl = _lanes(b, n * n)
     dt = Y.dtype
     Y_dot = np.empty((b, n, n), dtype=dt)

@@ -261,3 +261,15 @@ def test_det_and_slogdet_empty_stacks_and_matrices(shape):
     assert_array_equal(det_pushforward_batched(A, A), np.zeros(shape[0]))  # tr of an empty product
     assert slogdet_pullback_batched(A, piv, v, v, v).shape == shape
     assert [x.shape for x in slogdet_pushforward_batched(A, piv, v, A)] == [shape[:1]] * 2
+
+
+def test_det_and_slogdet_kernels_reject_mismatched_shapes():
+    A, piv, v = np.zeros((2, 3, 3)), np.zeros((2, 3), dtype=np.int32), np.zeros(2)
+    with pytest.raises(ValueError, match="det_pullback_batched"):
+        det_pullback_batched(A, np.zeros(3))
+    with pytest.raises(ValueError, match="det_pushforward_batched"):
+        det_pushforward_batched(np.zeros((2, 3, 2)), np.zeros((2, 3, 2)))
+    with pytest.raises(ValueError, match="slogdet_pullback_batched"):
+        slogdet_pullback_batched(A, piv, v, v, np.zeros(1))
+    with pytest.raises(ValueError, match="slogdet_pushforward_batched"):
+        slogdet_pushforward_batched(A, piv[:, :2], v, A)

@@ -213,3 +213,15 @@ def test_lu_empty_stacks_and_matrices(shape):
     perm = np.zeros(shape[:2], dtype=np.int32)
     assert lu_pullback_batched(A, A, perm, A, A).shape == shape
     assert [x.shape for x in lu_pushforward_batched(A, A, perm, A)] == [shape, shape]
+
+
+def test_lu_kernels_reject_mismatched_shapes():
+    A, perm = np.zeros((2, 3, 3)), np.zeros((2, 3), dtype=np.int32)
+    with pytest.raises(ValueError, match="lu_factor_batched"):
+        lu_factor_batched(np.zeros((2, 3, 4)))
+    with pytest.raises(ValueError, match="lu_solve_batched"):
+        lu_solve_batched(A, perm, A, 3)
+    with pytest.raises(ValueError, match="lu_pullback_batched"):
+        lu_pullback_batched(A, A, perm, A, np.zeros((2, 3, 2)))
+    with pytest.raises(ValueError, match="lu_pushforward_batched"):
+        lu_pushforward_batched(A, A, perm[:1], A)

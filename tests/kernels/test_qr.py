@@ -137,3 +137,11 @@ def test_qr_empty_stacks_and_matrices(shape):
     A = np.zeros(shape)
     assert qr_pullback_batched(A, A, A, A).shape == shape
     assert [x.shape for x in qr_pushforward_batched(A, A, A)] == [shape, shape]
+
+
+def test_qr_kernels_reject_mismatched_shapes():
+    Q, R = np.zeros((2, 4, 3)), np.zeros((2, 3, 3))
+    with pytest.raises(ValueError, match="qr_pullback_batched"):
+        qr_pullback_batched(Q, R, Q, np.zeros((2, 3, 4)))
+    with pytest.raises(ValueError, match="qr_pushforward_batched"):
+        qr_pushforward_batched(Q, np.zeros((2, 4, 3)), np.zeros((2, 4, 3)))

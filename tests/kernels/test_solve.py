@@ -240,3 +240,15 @@ def test_solve_and_inv_empty_stacks_and_matrices(shape):
     assert solve_pushforward_batched(A, piv, A, A, A).shape == shape
     assert inv_pullback_batched(A, A).shape == shape
     assert inv_pushforward_batched(A, A).shape == shape
+
+
+def test_solve_and_inv_kernels_reject_mismatched_shapes():
+    A, piv, X = np.zeros((2, 3, 3)), np.zeros((2, 3), dtype=np.int32), np.zeros((2, 3, 1))
+    with pytest.raises(ValueError, match="solve_pullback_batched"):
+        solve_pullback_batched(A, piv, X, np.zeros((2, 3, 2)))
+    with pytest.raises(ValueError, match="solve_pushforward_batched"):
+        solve_pushforward_batched(A, piv, X, A, np.zeros((2, 2, 1)))
+    with pytest.raises(ValueError, match="inv_pullback_batched"):
+        inv_pullback_batched(A, np.zeros((1, 3, 3)))
+    with pytest.raises(ValueError, match="inv_pushforward_batched"):
+        inv_pushforward_batched(np.zeros((2, 3, 2)), np.zeros((2, 3, 2)))
