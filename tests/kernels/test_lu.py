@@ -62,6 +62,16 @@ def test_lu_factor_batched_matches_scipy(rng, dtype, n):
         assert_allclose(lu[i], lu_ref, rtol=rtol(dtype), atol=rtol(dtype))
 
 
+def test_lu_factor_batched_complex_pivots_like_lapack():
+    # |3| > |2 + 2j| but LAPACK pivots on |Re| + |Im|: 3 < 4
+    A = np.array([[[3, 1], [2 + 2j, 5]]], dtype=np.complex128)
+    lu, piv = lu_factor_batched(A)
+    lu_ref, piv_ref = scipy.linalg.lu_factor(A[0])
+    assert_array_equal(piv[0], piv_ref)
+    assert piv[0, 0] == 1
+    assert_allclose(lu[0], lu_ref, rtol=1e-15)
+
+
 def test_lu_factor_batched_singular_keeps_zero_pivot():
     A = np.array([[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], [[0.0, 1.0, 0.0]] * 3])
     lu, piv = lu_factor_batched(A)
