@@ -33,9 +33,9 @@ For real ``A`` the sign is locally constant (``Im z = 0``, ``sign_dot = 0``). At
 References
 ----------
 M. B. Giles, "An extended collection of matrix derivative results for forward and reverse
-mode algorithmic differentiation", Oxford NA report 08/01 (2008), sec. 2.2.4.
-J. R. Magnus, H. Neudecker, "Matrix Differential Calculus", 3rd ed., Wiley (2019), ch. 8.3
-(Jacobi's formula and the adjugate of a rank n-1 matrix).
+mode algorithmic differentiation", Oxford NA report 08/01 (2008) (determinant).
+J. R. Magnus, H. Neudecker, "Matrix Differential Calculus with Applications in Statistics and
+Econometrics", 3rd ed., Wiley (2019) (Jacobi's formula, the adjugate of a rank n-1 matrix).
 """
 
 import numpy as np

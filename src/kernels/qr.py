@@ -14,7 +14,7 @@ skew-Hermitian and ``R_dot R^-1`` upper triangular with a real diagonal, which s
     pullback     M = R R_bar^H - Q_bar^H Q,   A_bar = (Q_bar + Q copyltu(M)) R^-H
 
 with ``copyltu(M) = tril(M, -1) + tril(M, -1)^H + Re diag(M)`` (Hermitian). The real part on
-the diagonal is what the complex case adds to the real formula (Walter & Lehmann 2018;
+the diagonal is what the complex case adds to the real formula (Walter & Lehmann 2010;
 Seeger et al. 2017, Liao et al. 2019 for the complex gauge). ``R^-H`` is a triangular solve.
 
 Wide (m < n): ``A = [X, Y]``, ``R = [R1, R2]``, ``X = Q R1`` is a square QR and
@@ -32,7 +32,7 @@ never raise; NaN in gives NaN out.
 References
 ----------
 S. F. Walter, L. Lehmann, "Algorithmic differentiation of linear algebra functions with
-application in optimum experimental design (extended version)", arXiv:1001.1654 (2010/2018).
+application in optimum experimental design (extended version)", arXiv:1001.1654 (2010).
 M. Seeger, A. Hetzel, Z. Dai, E. Meissner, N. D. Lawrence, "Auto-differentiating linear
 algebra", arXiv:1710.08717 (2017).
 H.-J. Liao, J.-G. Liu, L. Wang, T. Xiang, "Differentiable programming tensor networks",

@@ -1,6 +1,6 @@
 """Kernels for ``X = solve(A, B)`` and ``Y = inv(A)``: pullbacks and pushforwards.
 
-solve (Giles 2008, sec. 2.3.1), ``X = A^-1 B`` with ``B`` of shape (n, k)::
+solve (Giles 2008), ``X = A^-1 B`` with ``B`` of shape (n, k)::
 
     pushforward  X_dot = A^-1 (B_dot - A_dot X)
     pullback     B_bar = A^-H X_bar,   A_bar = -B_bar X^H
@@ -12,7 +12,7 @@ large matrix or ``kernels.lu.lu_factor_batched`` for a stack, and hands ``(lu, p
 pullback. A vector right-hand side ``b`` of shape (n,) is passed as ``b.reshape(n, 1)`` (a
 view); ``A_bar = -outer(B_bar, conj(x))`` is then the same formula.
 
-inv (Giles 2008, sec. 2.2.3), ``Y = A^-1``::
+inv (Giles 2008), ``Y = A^-1``::
 
     pushforward  Y_dot = -Y A_dot Y
     pullback     A_bar = -Y^H Y_bar Y^H
