@@ -18,7 +18,7 @@ the diagonal is what the complex case adds to the real formula (Walter & Lehmann
 Seeger et al. 2017, Liao et al. 2019 for the complex gauge). ``R^-H`` is a triangular solve.
 
 Wide (m < n): ``A = [X, Y]``, ``R = [R1, R2]``, ``X = Q R1`` is a square QR and
-``R2 = Q^H Y`` (Liao et al. 2019, sec. 3; Roberts et al. 2020)::
+``R2 = Q^H Y`` (Liao et al. 2019; Roberts & Roberts 2020)::
 
     pushforward  (Q_dot, R1_dot) from X_dot as above,   R2_dot = Q^H Y_dot - Omega R2
     pullback     M = R1 R1_bar^H - R2_bar R2^H - Q_bar^H Q
