@@ -21,6 +21,7 @@ Numba's on-disk cache does not notice edits to this module from the kernels that
 clear ``src/kernels/__pycache__/*.nbi|*.nbc`` after changing anything here.
 """
 
+import numpy as np
 from numba import types
 from numba.extending import overload
 
@@ -269,10 +270,10 @@ def _lu_solve_inplace(lu, piv, trans, nb, b):
                     for l in range(nb):
                         u = lu[r, i, l].conjugate() if conj else lu[r, i, l]
                         b[i, j, l] -= u * b[r, j, l]
+            rcp = _diag_reciprocal(lu, i, nb, conj)
             for j in range(m):
                 for l in range(nb):
-                    d = lu[i, i, l].conjugate() if conj else lu[i, i, l]
-                    b[i, j, l] = _div(b[i, j, l], d)
+                    b[i, j, l] *= rcp[l]
         for i in range(n - 1, -1, -1):  # L^T z = y or L^H z = y: back substitution, unit diagonal
             for r in range(i + 1, n):
                 for j in range(m):
@@ -308,6 +309,21 @@ def _lower_unit_adj_solve_inplace(low, nb, b):
 
 
 @jit
+def _diag_reciprocal(up, j, nb, conj):
+    """Return ``1 / U[j, j]`` (conjugated if ``conj``) for each lane, as a new (nl,) array.
+
+    The solves below multiply by it: one (complex, scalar) division per diagonal entry and lane
+    instead of one per entry of ``b``, which lets the updates vectorise (complex ``QR``
+    pullback 5.2 -> 2.5 ms on 10000 x (4x4)). A subnormal pivot gives inf where a division
+    might stay finite; such a factor is singular to working precision anyway.
+    """
+    rcp = np.empty(up.shape[2], dtype=up.dtype)
+    for l in range(nb):
+        rcp[l] = _div(1, up[j, j, l].conjugate() if conj else up[j, j, l])
+    return rcp
+
+
+@jit
 def _upper_solve_inplace(up, nb, b):
     """Overwrite the first ``k`` rows of ``b`` with ``U^-1 b`` (``U`` upper, k x k)."""
     k = up.shape[0]
@@ -316,35 +332,38 @@ def _upper_solve_inplace(up, nb, b):
             for j in range(b.shape[1]):
                 for l in range(nb):
                     b[i, j, l] -= up[i, r, l] * b[r, j, l]
+        rcp = _diag_reciprocal(up, i, nb, False)
         for j in range(b.shape[1]):
             for l in range(nb):
-                b[i, j, l] = _div(b[i, j, l], up[i, i, l])
+                b[i, j, l] *= rcp[l]
 
 
 @jit
 def _upper_right_solve_inplace(up, nb, b):
     """Overwrite the first ``k`` columns of ``b`` with ``b U^-1`` (``U`` upper, k x k)."""
     k = up.shape[0]
-    for i in range(b.shape[0]):
-        for j in range(k):
+    for j in range(k):
+        rcp = _diag_reciprocal(up, j, nb, False)
+        for i in range(b.shape[0]):
             for r in range(j):
                 for l in range(nb):
                     b[i, j, l] -= b[i, r, l] * up[r, j, l]
             for l in range(nb):
-                b[i, j, l] = _div(b[i, j, l], up[j, j, l])
+                b[i, j, l] *= rcp[l]
 
 
 @jit
 def _upper_right_adj_solve_inplace(up, nb, b):
     """Overwrite the first ``k`` columns of ``b`` with ``b U^-H`` (``U`` upper, k x k)."""
     k = up.shape[0]
-    for i in range(b.shape[0]):
-        for j in range(k - 1, -1, -1):
+    for j in range(k - 1, -1, -1):
+        rcp = _diag_reciprocal(up, j, nb, True)
+        for i in range(b.shape[0]):
             for r in range(j + 1, k):
                 for l in range(nb):
                     b[i, j, l] -= b[i, r, l] * up[j, r, l].conjugate()
             for l in range(nb):
-                b[i, j, l] = _div(b[i, j, l], up[j, j, l].conjugate())
+                b[i, j, l] *= rcp[l]
 
 
 @jit
