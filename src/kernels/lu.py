@@ -15,15 +15,15 @@ Pushforward (de Hoog, Anderssen & Lukas 2011, eq. 3.6, square case): with
 the extra block is ``L2_dot = ((P^T A_dot)[k:] - L2 U_dot) U^-1`` (tall) or
 ``U2_dot = L^-1 ((P^T A_dot)[:, k:] - L_dot U2)`` (wide).
 
-Pullback (the adjoint of the above)::
+Pullback (the adjoint of the above), with ``L = [L1; L2]`` and ``U = [U1, U2]``::
 
-    M = tril(L^H L_bar, -1) + triu(U_bar U^H) - L2^H L2_bar - U2_bar U2^H
-    A_bar = P L1^-H [M, U2_bar; L2_bar] U1^-H         (L2/U2 blocks empty when absent)
+    M = tril(L^H L_bar, -1) + triu(U_bar U^H) - L2^H L2_bar - U2_bar U2^H      (k x k)
+    W = [M, U2_bar] (wide)   or   W = [M; L2_bar] (tall)   or   W = M (square)
+    W[:, :k] <- W[:, :k] U1^-H,   W[:k] <- L1^-H W[:k],   A_bar = P W
 
-where for a tall ``A`` the row block ``L2_bar`` sits below ``M`` and is not multiplied by
-``L1^-H``, and for a wide ``A`` the column block ``U2_bar`` sits right of ``M`` and is not
-multiplied by ``U1^-H``. The square case is ChainRules.jl's ``lu`` rrule,
-``A_bar = P L^-H (tril(L^H L_bar, -1) + triu(U_bar U^H)) U^-H``.
+The square case is ChainRules.jl's ``lu`` rrule,
+``A_bar = P L^-H (tril(L^H L_bar, -1) + triu(U_bar U^H)) U^-H``; the rectangular blocks
+follow from ``L2 = (P^T A)[k:] U^-1`` (tall) and ``U2 = L^-1 (P^T A)[:, k:]`` (wide).
 
 A singular ``U`` (zero pivot) makes ``U^-1`` undefined: the kernels return inf/nan, and so
 does NaN input; they never raise.
