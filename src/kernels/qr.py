@@ -13,9 +13,11 @@ skew-Hermitian and ``R_dot R^-1`` upper triangular with a real diagonal, which s
     pushforward  R_dot = (C - Omega) R,   Q_dot = A_dot R^-1 - Q (C - Omega)
     pullback     M = R R_bar^H - Q_bar^H Q,   A_bar = (Q_bar + Q copyltu(M)) R^-H
 
-with ``copyltu(M) = tril(M, -1) + tril(M, -1)^H + Re diag(M)`` (Hermitian). The real part on
-the diagonal is what the complex case adds to the real formula (Walter & Lehmann 2010;
-Seeger et al. 2017, Liao et al. 2019 for the complex gauge). ``R^-H`` is a triangular solve.
+with ``copyltu(M) = tril(M, -1) + tril(M, -1)^H + Re diag(M)`` (Hermitian). For real input
+this is Walter & Lehmann's formula (also Seeger et al. 2017, Liao et al. 2019). For complex
+input the real part on the diagonal comes from the real-diagonal gauge: ``Omega``'s diagonal
+is imaginary and ``R_dot R^-1``'s is real (derived as above; the tests check it against
+central differences of ``numpy.linalg.qr``). ``R^-H`` is a triangular solve.
 
 Wide (m < n): ``A = [X, Y]``, ``R = [R1, R2]``, ``X = Q R1`` is a square QR and
 ``R2 = Q^H Y`` (Liao et al. 2019; Roberts & Roberts 2020)::
