@@ -1,0 +1,277 @@
+"""QR kernels: pullback and pushforward of the reduced ``A = Q R`` (``numpy.linalg.qr``).
+
+``A`` (m, n), ``k = min(m, n)``, ``Q`` (m, k) with orthonormal columns, ``R`` (k, n) upper
+trapezoidal with a *real* diagonal, as LAPACK ``geqrf`` produces (also for complex input); the
+real diagonal is the gauge that makes the derivative unique. Tall, square and wide (m < n) are
+supported; ``mode="complete"`` with m > n is not (its extra columns of ``Q`` are not
+determined by ``A``).
+
+Square and tall (m >= n). With ``C = Q^H A_dot R^-1``, ``Omega = Q^H Q_dot`` is
+skew-Hermitian and ``R_dot R^-1`` upper triangular with a real diagonal, which splits ``C``::
+
+    Omega = tril(C, -1) - tril(C, -1)^H + i Im diag(C)
+    pushforward  R_dot = (C - Omega) R,   Q_dot = A_dot R^-1 - Q (C - Omega)
+    pullback     M = R R_bar^H - Q_bar^H Q,   A_bar = (Q_bar + Q copyltu(M)) R^-H
+
+with ``copyltu(M) = tril(M, -1) + tril(M, -1)^H + Re diag(M)`` (Hermitian). For real input
+this is Walter & Lehmann's formula (also Seeger et al. 2017, Liao et al. 2019). For complex
+input the real part on the diagonal comes from the real-diagonal gauge: ``Omega``'s diagonal
+is imaginary and ``R_dot R^-1``'s is real (derived as above; the tests check it against
+central differences of ``numpy.linalg.qr``). ``R^-H`` is a triangular solve.
+
+Wide (m < n): ``A = [X, Y]``, ``R = [R1, R2]``, ``X = Q R1`` is a square QR and
+``R2 = Q^H Y`` (Liao et al. 2019; Roberts & Roberts 2020)::
+
+    pushforward  (Q_dot, R1_dot) from X_dot as above,   R2_dot = Q^H Y_dot - Omega R2
+    pullback     M = R1 R1_bar^H - R2_bar R2^H - Q_bar^H Q
+                 X_bar = (Q_bar + Q (copyltu(M) + R2 R2_bar^H)) R1^-H,   Y_bar = Q R2_bar
+
+(the square pullback applied to ``Q_bar + Y R2_bar^H``, simplified with ``Y = Q R2``).
+
+A rank-deficient ``A`` has a zero on the diagonal of ``R``: the kernels return inf/nan there,
+never raise; NaN in gives NaN out.
+
+References
+----------
+S. F. Walter, L. Lehmann, "Algorithmic differentiation of linear algebra functions with
+application in optimum experimental design (extended version)", arXiv:1001.1654 (2010).
+M. Seeger, A. Hetzel, Z. Dai, E. Meissner, N. D. Lawrence, "Auto-differentiating linear
+algebra", arXiv:1710.08717 (2017).
+H.-J. Liao, J.-G. Liu, L. Wang, T. Xiang, "Differentiable programming tensor networks",
+Phys. Rev. X 9, 031041 (2019), arXiv:1903.09650.
+D. A. Roberts, L. R. Roberts, "QR and LQ decomposition matrix backpropagation algorithms for
+square, wide, and deep - real or complex - matrices and their software implementation",
+arXiv:2009.10071 (2020).
+"""
+
+import numpy as np
+
+from kernels._blas import trsm_c_inplace
+from kernels._jit import jit
+from kernels._smallmat import (
+    _lanes,
+    _load_inplace,
+    _mul_hn_inplace,
+    _store_inplace,
+    _upper_right_adj_solve_inplace,
+    _upper_right_solve_inplace,
+)
+
+# Crossover sizes, measured on the 2-core dev box (float64, one BLAS thread, min of repeats):
+# the rule uses the compiled kernels for n <= these and the BLAS/LAPACK variants above them.
+# A stack (b = 1000) is compared with the plain numpy stacked formula, one matrix with the
+# variant below (whose Python overhead dominates at small n).
+QR_CROSSOVER_N = 16  # stack: 2.9 vs 8.4 ms at n = 16, 23.6 vs 21.2 ms at n = 24
+QR_SINGLE_CROSSOVER_N = 12  # one matrix: 4.4 vs 15 us at n = 8, 22 vs 19 us at n = 16
+
+# --- pullback ------------------------------------------------------------------------------
+
+
+@jit
+def _qr_pullback_block_inplace(Q, R, Q_bar, R_bar, nb, K, B):
+    """Write ``A_bar`` of a lane block into ``B`` (m, n, nl); ``K`` (k, k, nl) is scratch."""
+    m, k, _ = Q.shape
+    n = R.shape[1]
+    for i in range(k):  # lower triangle of M = R1 R1_bar^H - R2_bar R2^H - Q_bar^H Q
+        for j in range(i + 1):
+            for l in range(nb):
+                K[i, j, l] = 0
+            for r in range(i, k):
+                for l in range(nb):
+                    K[i, j, l] += R[i, r, l] * R_bar[j, r, l].conjugate()
+            for r in range(k, n):
+                for l in range(nb):
+                    K[i, j, l] -= R_bar[i, r, l] * R[j, r, l].conjugate()
+            for r in range(m):
+                for l in range(nb):
+                    K[i, j, l] -= Q_bar[r, i, l].conjugate() * Q[r, j, l]
+    for i in range(k):  # copyltu: Hermitian from the strict lower triangle, real diagonal
+        for l in range(nb):
+            K[i, i, l] = K[i, i, l].real
+        for j in range(i + 1, k):
+            for l in range(nb):
+                K[i, j, l] = K[j, i, l].conjugate()
+    for i in range(k):  # wide: + R2 R2_bar^H
+        for j in range(k):
+            for r in range(k, n):
+                for l in range(nb):
+                    K[i, j, l] += R[i, r, l] * R_bar[j, r, l].conjugate()
+    for i in range(m):  # B = Q_bar + Q K (first k columns), Q R2_bar (the rest)
+        for j in range(k):
+            for l in range(nb):
+                B[i, j, l] = Q_bar[i, j, l]
+            for r in range(k):
+                for l in range(nb):
+                    B[i, j, l] += Q[i, r, l] * K[r, j, l]
+        for j in range(k, n):
+            for l in range(nb):
+                B[i, j, l] = 0
+            for r in range(k):
+                for l in range(nb):
+                    B[i, j, l] += Q[i, r, l] * R_bar[r, j, l]
+    _upper_right_adj_solve_inplace(R, nb, B)  # first k columns: B R1^-H
+
+
+@jit
+def qr_pullback_batched(Q, R, Q_bar, R_bar):
+    """Return ``A_bar`` (b, m, n) for ``A[i] = Q[i] R[i]``; see the module docstring.
+
+    ``Q``, ``Q_bar`` (b, m, k); ``R``, ``R_bar`` (b, k, n); ``k = min(m, n)``. Needs only the
+    forward's ``Q`` and ``R``.
+    """
+    b, m, k = Q.shape
+    n = R.shape[2]
+    if k != min(m, n) or R.shape != (b, k, n) or Q_bar.shape != Q.shape or R_bar.shape != R.shape:
+        raise ValueError(
+            "qr_pullback_batched: need Q, Q_bar (b, m, k), R, R_bar (b, k, n), k = min(m, n)"
+        )
+    nl = _lanes(b, m * n)
+    dt = Q.dtype
+    A_bar = np.empty((b, m, n), dtype=dt)
+    Qw, Qb = np.empty((m, k, nl), dtype=dt), np.empty((m, k, nl), dtype=dt)
+    Rw, Rb = np.empty((k, n, nl), dtype=dt), np.empty((k, n, nl), dtype=dt)
+    K = np.empty((k, k, nl), dtype=dt)
+    B = np.empty((m, n, nl), dtype=dt)
+    for t0 in range(0, b, nl):
+        nb = min(nl, b - t0)
+        _load_inplace(Q, t0, nb, Qw)
+        _load_inplace(R, t0, nb, Rw)
+        _load_inplace(Q_bar, t0, nb, Qb)
+        _load_inplace(R_bar, t0, nb, Rb)
+        _qr_pullback_block_inplace(Qw, Rw, Qb, Rb, nb, K, B)
+        _store_inplace(B, t0, nb, A_bar)
+    return A_bar
+
+
+def qr_pullback(Q, R, Q_bar, R_bar):
+    """``qr_pullback_batched`` for one matrix: Q (m, k), R (k, n)."""
+    return qr_pullback_batched(Q[None], R[None], Q_bar[None], R_bar[None])[0]
+
+
+# --- pushforward ---------------------------------------------------------------------------
+
+
+@jit
+def _qr_pushforward_block_inplace(Q, R, D, nb, C, T, Q_dot, R_dot):
+    """Write ``Q_dot``, ``R_dot`` of a lane block; ``D`` holds ``A_dot`` and is overwritten."""
+    m, k, _ = Q.shape
+    n = R.shape[1]
+    _upper_right_solve_inplace(R, nb, D)  # first k columns: A_dot R1^-1
+    _mul_hn_inplace(Q, D, nb, C)  # C = Q^H A_dot R1^-1
+    for i in range(k):  # T = C - Omega: upper, real diagonal
+        for j in range(k):
+            for l in range(nb):
+                if i < j:
+                    T[i, j, l] = C[i, j, l] + C[j, i, l].conjugate()
+                elif i == j:
+                    T[i, j, l] = C[i, i, l].real
+                else:
+                    T[i, j, l] = 0
+    for i in range(k):
+        for j in range(k):  # R1_dot = T R1
+            for l in range(nb):
+                R_dot[i, j, l] = 0
+            for r in range(i, j + 1):
+                for l in range(nb):
+                    R_dot[i, j, l] += T[i, r, l] * R[r, j, l]
+        for j in range(k, n):  # wide: R2_dot = Q^H Y_dot - (C - T) R2
+            for l in range(nb):
+                R_dot[i, j, l] = 0
+            for r in range(m):
+                for l in range(nb):
+                    R_dot[i, j, l] += Q[r, i, l].conjugate() * D[r, j, l]
+            for r in range(k):
+                for l in range(nb):
+                    R_dot[i, j, l] -= (C[i, r, l] - T[i, r, l]) * R[r, j, l]
+    for i in range(m):  # Q_dot = A_dot R1^-1 - Q T
+        for j in range(k):
+            for l in range(nb):
+                Q_dot[i, j, l] = D[i, j, l]
+            for r in range(j + 1):
+                for l in range(nb):
+                    Q_dot[i, j, l] -= Q[i, r, l] * T[r, j, l]
+
+
+@jit
+def qr_pushforward_batched(Q, R, A_dot):
+    """Return ``(Q_dot, R_dot)`` for ``A[i] = Q[i] R[i]``; see the module docstring.
+
+    ``Q`` (b, m, k), ``R`` (b, k, n), ``A_dot`` (b, m, n).
+    """
+    b, m, k = Q.shape
+    n = R.shape[2]
+    if k != min(m, n) or R.shape != (b, k, n) or A_dot.shape != (b, m, n):
+        raise ValueError("qr_pushforward_batched: need Q (b, m, k), R (b, k, n), A_dot (b, m, n)")
+    nl = _lanes(b, m * n)
+    dt = Q.dtype
+    Q_dot = np.empty((b, m, k), dtype=dt)
+    R_dot = np.empty((b, k, n), dtype=dt)
+    Qw, Qd = np.empty((m, k, nl), dtype=dt), np.empty((m, k, nl), dtype=dt)
+    Rw, Rd = np.empty((k, n, nl), dtype=dt), np.empty((k, n, nl), dtype=dt)
+    C, T = np.empty((k, k, nl), dtype=dt), np.empty((k, k, nl), dtype=dt)
+    D = np.empty((m, n, nl), dtype=dt)
+    for t0 in range(0, b, nl):
+        nb = min(nl, b - t0)
+        _load_inplace(Q, t0, nb, Qw)
+        _load_inplace(R, t0, nb, Rw)
+        _load_inplace(A_dot, t0, nb, D)
+        _qr_pushforward_block_inplace(Qw, Rw, D, nb, C, T, Qd, Rd)
+        _store_inplace(Qd, t0, nb, Q_dot)
+        _store_inplace(Rd, t0, nb, R_dot)
+    return Q_dot, R_dot
+
+
+def qr_pushforward(Q, R, A_dot):
+    """``qr_pushforward_batched`` for one matrix: Q (m, k), R (k, n), A_dot (m, n)."""
+    Q_dot, R_dot = qr_pushforward_batched(Q[None], R[None], A_dot[None])
+    return Q_dot[0], R_dot[0]
+
+
+# --- large matrices: BLAS level 3 ------------------------------------------------------------
+
+
+def _copyltu(M):
+    """Return ``tril(M, -1) + tril(M, -1)^H + Re diag(M)``."""
+    K = np.where(np.tri(*M.shape, -1, dtype=bool), M, M.conj().T)
+    idx = np.arange(M.shape[0])
+    K[idx, idx] = M[idx, idx].real
+    return K
+
+
+def qr_pullback_blas(Q, R, Q_bar, R_bar):
+    """``qr_pullback`` for one large matrix: BLAS-3 products and one triangular solve."""
+    k = Q.shape[1]
+    dt = np.result_type(Q, R, Q_bar, R_bar)
+    R1, R2 = np.ascontiguousarray(R[:, :k], dt), R[:, k:]
+    M = R1 @ R_bar[:, :k].conj().T
+    M -= Q_bar.conj().T @ Q
+    if R2.shape[1]:
+        M -= R_bar[:, k:] @ R2.conj().T
+    K = _copyltu(M)
+    if R2.shape[1]:
+        K += R2 @ R_bar[:, k:].conj().T
+    B = Q @ K
+    B += Q_bar
+    trsm_c_inplace(R1, B, left=False, lower=False, trans=2, unit=False)
+    if not R2.shape[1]:
+        return B
+    return np.concatenate((B, Q @ R_bar[:, k:]), axis=1)
+
+
+def qr_pushforward_blas(Q, R, A_dot):
+    """``qr_pushforward`` for one large matrix: BLAS-3 products and one triangular solve."""
+    k = Q.shape[1]
+    dt = np.result_type(Q, R, A_dot)
+    R1, R2 = np.ascontiguousarray(R[:, :k], dt), R[:, k:]
+    D = np.array(A_dot[:, :k], dtype=dt)
+    trsm_c_inplace(R1, D, left=False, lower=False, trans=0, unit=False)  # A_dot R1^-1
+    C = Q.conj().T @ D
+    T = np.where(np.tri(k, k, -1, dtype=bool), 0, C + C.conj().T)  # C - Omega
+    idx = np.arange(k)
+    T[idx, idx] = C[idx, idx].real
+    R_dot = T @ R1  # upper: the products below the diagonal are exact zeros
+    Q_dot = D - Q @ T
+    if R2.shape[1]:
+        R2_dot = Q.conj().T @ A_dot[:, k:] - (C - T) @ R2
+        R_dot = np.concatenate((R_dot, R2_dot), axis=1)
+    return Q_dot, R_dot
