@@ -15,3 +15,9 @@ import functools
 import numba
 
 jit = functools.partial(numba.njit, cache=True, nogil=True, error_model="numpy")
+
+#: For tiny leaf helpers called inside kernel loops (``kernels._spectral``): numba inlines them
+#: into the caller before type inference, so a matrix order that is a compile-time constant in the
+#: caller also fixes the helper's loop bounds and LLVM unrolls them. Measured on 10000 x (4x4)
+#: eigh pullbacks: 0.48 ms inlined against 0.75 ms as separate functions.
+jit_inline = functools.partial(jit, inline="always")
