@@ -1,6 +1,6 @@
 """Helpers shared by the eigh and svd kernels: degeneracy tolerance, dispatch, small fused matmuls.
 
-Small matrices (order up to :data:`SMALL_N_MAX`) go to loop kernels that handle a whole stack in
+Small matrices (order up to 8 for eigh, 6 for svd) go to loop kernels that handle a whole stack in
 one compiled call, with no allocation and no BLAS call per matrix. Each loop kernel is built by a
 factory, memoised with ``functools.cache``, for one compile-time matrix order, so LLVM unrolls
 its loops (2-3x faster than reading the order from the arrays at n = 4). Numba freezes closure
@@ -13,14 +13,15 @@ the contraction has length ``k``. Numba's on-disk cache does not see edits to th
 ``eigh.py``/``svd.py``: clear ``__pycache__/*.nbi`` and ``*.nbc`` after changing a helper here.
 """
 
+import functools
+
 import numpy as np
 
 from kernels._jit import jit, jit_inline
 
-#: Largest order handled by the loop kernels; above it, BLAS. Measured on the 2-core reference
-#: machine, eigh pullback of 10000 float64 matrices: fixed-order loops 0.08 / 0.26 / 0.52 / 1.6 /
-#: 3.6 ms at n = 2 / 3 / 4 / 6 / 8 against 1.3 / 2.0 / 2.6 / 3.8 / 4.5 ms for numpy's batched ``@``
-#: plus one compiled pass; loops that read the order at run time lose to BLAS from n = 5 on.
+#: Cap on the order handled by loop kernels, for every op; each op has its own, lower or equal,
+#: limit from its measured crossover (``eigh._LOOPS_MAX``, ``svd._LOOPS_MAX``). Tests set this to
+#: 0 to run the BLAS path at tiny sizes.
 SMALL_N_MAX = 8
 
 #: Default degeneracy threshold, in units of ``eps(dtype) * order * spectral scale``.
@@ -43,9 +44,25 @@ def default_rtol(order, dtype):
     return RTOL_EPS_PER_ORDER * max(int(order), 1) * float(np.finfo(dtype).eps)
 
 
-def use_loops(n):
-    """Return True when matrices of order ``n`` go to the loop kernels rather than BLAS."""
-    return n <= SMALL_N_MAX
+def use_loops(n, op_max):
+    """Return True when order ``n`` goes to the loop kernels: ``n <= min(op_max, SMALL_N_MAX)``."""
+    return n <= min(op_max, SMALL_N_MAX)
+
+
+def quiet(func):
+    """Decorate a BLAS-path function so numpy's floating-point warnings stay off inside it.
+
+    NaN and inf then propagate silently, as they do in the compiled kernels (``error_model="numpy"``
+    raises nothing and warns nothing); a caller running with warnings as errors gets NaN out for
+    NaN in, not an exception that depends on the matrix size.
+    """
+
+    @functools.wraps(func)
+    def quiet_func(*args):
+        with np.errstate(all="ignore"):
+            return func(*args)
+
+    return quiet_func
 
 
 def conj_t(X):
@@ -75,12 +92,10 @@ def _mul_ah_b_inplace(m, k, n, A, B, out):
     """Write ``A^H B`` into ``out`` (m, n); ``A`` is (k, m), ``B`` is (k, n)."""
     for i in range(m):
         for j in range(n):
-            out[i, j] = 0
-    for r in range(k):
-        for i in range(m):
-            a = np.conj(A[r, i])
-            for j in range(n):
-                out[i, j] += a * B[r, j]
+            acc = np.conj(A[0, i]) * B[0, j]
+            for r in range(1, k):
+                acc += np.conj(A[r, i]) * B[r, j]
+            out[i, j] = acc
 
 
 @jit_inline
@@ -88,11 +103,10 @@ def _mul_a_b_inplace(m, k, n, A, B, out):
     """Write ``A B`` into ``out`` (m, n); ``A`` is (m, k), ``B`` is (k, n)."""
     for i in range(m):
         for j in range(n):
-            out[i, j] = 0
-        for r in range(k):
-            a = A[i, r]
-            for j in range(n):
-                out[i, j] += a * B[r, j]
+            acc = A[i, 0] * B[0, j]
+            for r in range(1, k):
+                acc += A[i, r] * B[r, j]
+            out[i, j] = acc
 
 
 @jit_inline
