@@ -59,6 +59,7 @@ from kernels._spectral import (
     conj_t,
     default_rtol,
     quiet,
+    shape_error,
     use_loops,
 )
 
@@ -77,6 +78,8 @@ __all__ = [
 #: pullback): loops 0.07 / 0.26 / 0.51 / 0.94 / 1.5 / 3.9 ms at n = 2 / 3 / 4 / 5 / 6 / 8, against
 #: 1.3 / 2.0 / 2.4 / 3.4 / 3.9 / 4.9 ms for the BLAS path (numpy's batched ``@``).
 _LOOPS_MAX = 8
+
+_PULLBACK_SHAPES = "eigh_pullback: w and w_bar (b, n), V and V_bar (b, n, n)"
 
 
 # --- compiled pieces ----------------------------------------------------------------------------
@@ -249,13 +252,20 @@ def eigh_pullback_batched(w, V, w_bar, V_bar, *, rtol=None):
     is exactly Hermitian, of ``V``'s dtype. ``rtol``: degeneracy threshold relative to ``max|w|``
     (default ``8 n eps``); see the module docstring for the policy.
     """
+    b, n = w.shape[0], w.shape[-1]
+    if (
+        w.shape != (b, n)
+        or V.shape != (b, n, n)
+        or (w_bar is not None and w_bar.shape != w.shape)
+        or (V_bar is not None and V_bar.shape != V.shape)
+    ):
+        raise shape_error(_PULLBACK_SHAPES, w=w, V=V, w_bar=w_bar, V_bar=V_bar)
     if V_bar is None:
         if w_bar is None:
             return np.zeros_like(V)
         return eigvalsh_pullback_batched(V, w_bar)
     if w_bar is None:
         w_bar = np.zeros_like(w)
-    n = w.shape[-1]
     if rtol is None:
         rtol = default_rtol(n, w.dtype)
     if not use_loops(n, _LOOPS_MAX):
@@ -274,7 +284,9 @@ def eigh_pullback(w, V, w_bar, V_bar, *, rtol=None):
 
 def eigvalsh_pullback_batched(V, w_bar):
     """Return ``A_bar = V diag(w_bar) V^H`` (b, n, n), exactly Hermitian; no degeneracy issue."""
-    n = V.shape[-1]
+    b, n = w_bar.shape[0], w_bar.shape[-1]
+    if w_bar.shape != (b, n) or V.shape != (b, n, n):
+        raise shape_error("eigvalsh_pullback: V (b, n, n), w_bar (b, n)", V=V, w_bar=w_bar)
     if not use_loops(n, _LOOPS_MAX):
         return _eigvalsh_pullback_blas(V, w_bar)
     out = np.empty_like(V)
@@ -294,7 +306,11 @@ def eigh_pushforward_batched(w, V, A_dot, *, rtol=None):
     adjoint of the pullback's symmetrisation. ``V_dot`` has ``V^H V_dot`` skew-Hermitian with zero
     diagonal (no phase drift) and no rotation inside degenerate blocks. ``rtol`` as in the pullback.
     """
-    n = w.shape[-1]
+    b, n = w.shape[0], w.shape[-1]
+    if w.shape != (b, n) or V.shape != (b, n, n) or A_dot.shape != V.shape:
+        raise shape_error(
+            "eigh_pushforward: w (b, n), V and A_dot (b, n, n)", w=w, V=V, A_dot=A_dot
+        )
     if rtol is None:
         rtol = default_rtol(n, w.dtype)
     if not use_loops(n, _LOOPS_MAX):
@@ -319,11 +335,15 @@ def eigh_gauge_residual_batched(w, V, V_bar, *, rtol=None):
     for a gauge-invariant loss they are rounding-level, about ``eps * max|V_bar|``. A rule may raise
     when either exceeds e.g. ``sqrt(eps) * max(1, max|V_bar|)``. Cost ``O(n^2)`` per matrix.
     """
-    n = w.shape[-1]
+    b, n = w.shape[0], w.shape[-1]
+    if w.shape != (b, n) or V.shape != (b, n, n) or V_bar.shape != V.shape:
+        raise shape_error(
+            "eigh_gauge_residual: w (b, n), V and V_bar (b, n, n)", w=w, V=V, V_bar=V_bar
+        )
     if rtol is None:
         rtol = default_rtol(n, w.dtype)
-    phase = np.empty(w.shape[0], dtype=w.dtype)
-    rotation = np.empty(w.shape[0], dtype=w.dtype)
+    phase = np.empty(b, dtype=w.dtype)
+    rotation = np.empty(b, dtype=w.dtype)
     _gauge_residual_loops(w, V, V_bar, float(rtol), phase, rotation)
     return phase, rotation
 

@@ -67,6 +67,7 @@ from kernels._spectral import (
     conj_t,
     default_rtol,
     quiet,
+    shape_error,
     use_loops,
 )
 
@@ -85,6 +86,11 @@ __all__ = [
 #: matrices, pullback): loops 0.16 / 0.43 / 0.83 / 1.5 / 2.6 / 4.0 / 6.1 ms at n = 2 / 3 / 4 / 5 / 6
 #: / 7 / 8, against 1.6 / 2.1 / 2.3 / 3.2 / 3.1 / 4.2 / 4.6 ms for the BLAS path.
 _LOOPS_MAX = 6
+
+_SHAPES = (
+    "{}: U and U_bar (b, m, k), s and s_bar (b, k), Vh and Vh_bar (b, k, n), A_dot (b, m, n), "
+    "k = min(m, n)"
+)
 
 # Shape modes, compile-time constants in the loop kernels: which complement term exists.
 _SQUARE, _TALL, _WIDE = 0, 1, 2
@@ -411,6 +417,24 @@ def _resolve_rtol(rtol, m, n, dtype):
     return float(default_rtol(max(m, n), dtype) if rtol is None else rtol)
 
 
+def _dims(func, U, s, Vh, U_bar=None, s_bar=None, Vh_bar=None, A_dot=None):
+    """Return ``(b, m, n)`` after checking that the given arrays have thin-SVD shapes."""
+    b, m, n = U.shape[0], U.shape[1], Vh.shape[-1]
+    k = min(m, n)
+    if not (
+        U.shape == (b, m, k)
+        and Vh.shape == (b, k, n)
+        and (s is None or s.shape == (b, k))
+        and (U_bar is None or U_bar.shape == U.shape)
+        and (s_bar is None or s_bar.shape == (b, k))
+        and (Vh_bar is None or Vh_bar.shape == Vh.shape)
+        and (A_dot is None or A_dot.shape == (b, m, n))
+    ):
+        arrays = {"U": U, "s": s, "Vh": Vh, "U_bar": U_bar, "s_bar": s_bar, "Vh_bar": Vh_bar}
+        raise shape_error(_SHAPES.format(func), **arrays, A_dot=A_dot)
+    return b, m, n
+
+
 def svd_pullback_batched(U, s, Vh, U_bar, s_bar, Vh_bar, *, rtol=None):
     """Return ``A_bar`` (b, m, n) of the module docstring for a stack.
 
@@ -419,14 +443,14 @@ def svd_pullback_batched(U, s, Vh, U_bar, s_bar, Vh_bar, *, rtol=None):
     :func:`svdvals_pullback_batched`. ``rtol``: degeneracy threshold relative to ``max(s)``
     (default ``8 max(m, n) eps``); see the module docstring for the policy at ties and zeros.
     """
+    b, m, n = _dims("svd_pullback", U, s, Vh, U_bar=U_bar, s_bar=s_bar, Vh_bar=Vh_bar)
     if U_bar is None and Vh_bar is None:
         if s_bar is None:
-            return np.zeros((U.shape[0], U.shape[1], Vh.shape[2]), dtype=U.dtype)
+            return np.zeros((b, m, n), dtype=U.dtype)
         return svdvals_pullback_batched(U, Vh, s_bar)
     U_bar = np.zeros_like(U) if U_bar is None else U_bar
     Vh_bar = np.zeros_like(Vh) if Vh_bar is None else Vh_bar
     s_bar = np.zeros_like(s) if s_bar is None else s_bar
-    b, m, n = U.shape[0], U.shape[1], Vh.shape[2]
     rtol = _resolve_rtol(rtol, m, n, s.dtype)
     if not use_loops(max(m, n), _LOOPS_MAX):
         return _pullback_blas(U, s, Vh, U_bar, s_bar, Vh_bar, rtol)
@@ -443,8 +467,7 @@ def svd_pullback(U, s, Vh, U_bar, s_bar, Vh_bar, *, rtol=None):
 
 def svdvals_pullback_batched(U, Vh, s_bar):
     """Return ``A_bar = U diag(s_bar) Vh`` (b, m, n): the pullback of ``svdvals``, no division."""
-    b, m, _ = U.shape
-    n = Vh.shape[2]
+    b, m, n = _dims("svdvals_pullback", U, None, Vh, s_bar=s_bar)
     if not use_loops(max(m, n), _LOOPS_MAX):
         return _svdvals_pullback_blas(U, Vh, s_bar)
     out = np.empty((b, m, n), dtype=U.dtype)
@@ -463,7 +486,7 @@ def svd_pushforward_batched(U, s, Vh, A_dot, *, rtol=None):
     ``U^H U_dot`` and ``V^H V_dot`` are skew-Hermitian with opposite diagonals and no rotation
     inside blocks of equal singular values. ``rtol`` as in :func:`svd_pullback_batched`.
     """
-    m, n = U.shape[1], Vh.shape[2]
+    _, m, n = _dims("svd_pushforward", U, s, Vh, A_dot=A_dot)
     rtol = _resolve_rtol(rtol, m, n, s.dtype)
     if not use_loops(max(m, n), _LOOPS_MAX):
         return _pushforward_blas(U, s, Vh, A_dot, rtol)
@@ -492,8 +515,8 @@ def svd_gauge_residual_batched(U, s, Vh, U_bar, Vh_bar, *, rtol=None):
     raise above e.g. ``sqrt(eps) * max(1, max|U_bar|, max|Vh_bar|)``. Pass zeros for an absent
     cotangent. Cost ``O((m + n) k)`` plus ``O(m + n)`` per degenerate pair.
     """
-    b = U.shape[0]
-    rtol = _resolve_rtol(rtol, U.shape[1], Vh.shape[2], s.dtype)
+    b, m, n = _dims("svd_gauge_residual", U, s, Vh, U_bar=U_bar, Vh_bar=Vh_bar)
+    rtol = _resolve_rtol(rtol, m, n, s.dtype)
     phase = np.empty(b, dtype=s.dtype)
     rotation = np.empty(b, dtype=s.dtype)
     null = np.empty(b, dtype=s.dtype)

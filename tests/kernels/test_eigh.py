@@ -297,3 +297,17 @@ def test_nan_in_nan_out(rng, dtype, path):
     assert np.isnan(eigh_pushforward(w, V_nan, V_bar)[0]).any()
     assert np.isnan(eigh_gauge_residual(w, V_nan, V_bar)[0])
     assert np.isnan(eigh_gauge_residual(w_nan, V, V_bar)[1])
+
+
+def test_inconsistent_shapes_raise(rng):
+    w, V = np.linalg.eigh(hermitian(rng, (2, 4, 4), np.float64))
+    with pytest.raises(ValueError, match=r"eigh_pullback: .* got w \(2, 4\), V \(2, 3, 3\)"):
+        eigh_pullback_batched(w, V[:, :3, :3].copy(), w, V)
+    with pytest.raises(ValueError, match="eigh_pullback"):
+        eigh_pullback(w[0], V[0], w[0, :3], None)
+    with pytest.raises(ValueError, match="eigvalsh_pullback"):
+        eigvalsh_pullback(V[0], w[0, :3])
+    with pytest.raises(ValueError, match="eigh_pushforward"):
+        eigh_pushforward(w[0], V[0], V[0, :3])
+    with pytest.raises(ValueError, match="eigh_gauge_residual"):
+        eigh_gauge_residual_batched(w, V, V[:1])

@@ -323,3 +323,18 @@ def test_nan_in_nan_out(rng, dtype, path):
     assert np.isnan(svd_pushforward(U_nan, s, Vh, A_dot)[1]).any()
     assert np.isnan(svd_gauge_residual(U_nan, s, Vh, U_bar, Vh_bar)[0])
     assert np.isnan(svd_gauge_residual(U, s_nan, Vh, U_bar, Vh_bar)[1])
+
+
+def test_inconsistent_shapes_raise(rng):
+    U, s, Vh = np.linalg.svd(randn(rng, (2, 5, 3), np.float64), full_matrices=False)
+    with pytest.raises(ValueError, match=r"svd_pullback: .* got U \(2, 5, 3\), s \(2, 3\)"):
+        svd_pullback_batched(U, s, Vh, U[:, :4], None, None)
+    full_U = np.linalg.svd(randn(rng, (5, 3), np.float64))[0]  # full_matrices=True: (5, 5)
+    with pytest.raises(ValueError, match="svd_pullback"):
+        svd_pullback(full_U, s[0], Vh[0], None, s[0], None)
+    with pytest.raises(ValueError, match="svdvals_pullback"):
+        svdvals_pullback(U[0], Vh[0], s[0, :2])
+    with pytest.raises(ValueError, match="svd_pushforward"):
+        svd_pushforward(U[0], s[0], Vh[0], Vh[0])
+    with pytest.raises(ValueError, match="svd_gauge_residual"):
+        svd_gauge_residual_batched(U, s, Vh, U, Vh[:, :2])
