@@ -7,11 +7,11 @@ inverse gaps ``F_ij = 1/(w_j - w_i)`` (0 on the diagonal and where ``|w_j - w_i|
     pushforward  w_dot = Re diag(C),  V_dot = V (F o herm(C)),  C = V^H A_dot V, herm(C) = (C + C^H)/2
 
 References: M. Giles, "An extended collection of matrix derivative results for forward and reverse
-mode algorithmic differentiation" (2008), sec. 3.1; M. Seeger, A. Hetzel, Z. Dai, E. Meissner,
-N. D. Lawrence, "Auto-differentiating linear algebra" (2017), sec. 4; degenerate eigenvalues:
-C. Ionescu, O. Vantzos, C. Sminchisescu, "Matrix backpropagation for deep networks with
-structured layers" (ICCV 2015), and M. F. Kasim, "Derivatives of partial eigendecomposition of
-a real symmetric matrix for degenerate cases" (arXiv:2011.04366, 2020).
+mode algorithmic differentiation" (2008), eigenvalues and eigenvectors; M. Seeger, A. Hetzel,
+Z. Dai, E. Meissner, N. D. Lawrence, "Auto-differentiating linear algebra" (2017); C. Ionescu,
+O. Vantzos, C. Sminchisescu, "Matrix backpropagation for deep networks with structured layers"
+(ICCV 2015); degenerate eigenvalues: M. F. Kasim, "Derivatives of partial eigendecomposition of a
+real symmetric matrix for degenerate cases" (arXiv:2011.04366, 2020).
 
 Why ``skew(M)`` and the mask are exact, not a regularisation. ``F`` is antisymmetric, so
 ``herm(F o M) = F o skew(M)``: the Hermitian part of the textbook ``V (F o M) V^H`` only ever sees
@@ -26,12 +26,15 @@ gauge where ``Im diag(V^H dV) = 0``, the same gauge the pushforward produces. Bo
 components are measured by :func:`eigh_gauge_residual`, so a rule can raise for gauge-dependent
 losses instead of returning a number that depends on LAPACK's arbitrary choice of ``V``.
 
-What the mask cannot do. At an exact tie the pair ``(w_bar, V_bar)`` does not determine the
-derivative of every smooth gauge-invariant loss: ``tr(G A^2)`` and ``tr(G V V^H)`` (a constant)
-give the same cotangents at ``A = I`` when ``G`` is off-diagonal. The kernels return the value that
-is right for losses whose degenerate-block coupling vanishes (functions of the spectrum
-``sum_i f(w_i)``, ``tr(V diag(f(w)) V^H)``, any loss through ``w`` with equal ``w_bar`` on each
-block), and the limit of the unmasked formula is used everywhere else.
+What the mask cannot do. At an exact tie the eigendecomposition is not differentiable, and the
+pair ``(w_bar, V_bar)`` does not determine the derivative of every smooth gauge-invariant loss:
+``tr(G A^2)`` (gradient ``2G``) and ``tr(G V V^H)`` (a constant) give the same cotangents at
+``A = I`` when ``G`` is symmetric with zero diagonal. The in-block coupling ``f'(w) (V^H G V)_ij``
+(Daleckii-Krein) of losses such as ``tr(G f(A))`` is therefore returned as 0, and no residual
+can flag it (the example passes :func:`eigh_gauge_residual`). The result is exact for losses
+without that coupling: symmetric functions of the spectrum such as ``sum_i f(w_i)``, also when
+written through ``V`` as ``tr(V diag(f(w)) V^H)``. Losses like ``w[0]`` at a tie (``w_bar``
+unequal within a block) are not differentiable there; the kernel returns one one-sided value.
 
 Degeneracy tolerance: ``tol = rtol * max|w|`` per matrix, with ``rtol`` defaulting to
 ``8 * n * eps(dtype)`` (:func:`kernels._spectral.default_rtol` explains the choice). NaN anywhere

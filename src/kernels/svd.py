@@ -36,10 +36,11 @@ terms that would divide by ``s_i`` are set to 0: exact for losses that do not re
 singular vectors (e.g. ``U f(S) Vh`` with ``f(0) = 0``), finite always. Losses of ``s`` alone
 never divide by ``s``; ``sum(s**2)``, ``sum(s**3)`` are exact at rank-deficient ``A``, while
 ``sum(s)`` (nuclear norm) is not differentiable at ``s_i = 0`` and gets the subgradient
-``U Vh``. :func:`svd_gauge_residual` measures every dropped component. As for eigh, at an exact
-tie the symmetric in-block coupling ``f'(s) (H + H^H)/2`` of a loss like ``Re <G, U f(S) Vh>``
-is not carried by the cotangents at all (``Re <G, A>`` and ``Re <G, U Vh>`` give identical
-cotangents at ``A = I``), so no pullback of the SVD can return it.
+``U Vh``. :func:`svd_gauge_residual` measures every component the masks drop. As for eigh, at
+an exact tie the symmetric in-block coupling ``f'(s) (H + H^H)/2``, ``H = U^H G V``, of a loss
+like ``Re <G, U f(S) Vh>`` is not carried by the cotangents at all (``Re <G, A>`` and
+``Re <G, U Vh>`` give identical cotangents at ``A = I``), so no pullback of the SVD can return
+it; it comes out as 0 and no residual flags it.
 
 Degeneracy tolerance: ``tol = rtol * max(s)`` per matrix, ``rtol`` defaulting to
 ``8 * max(m, n) * eps(dtype)`` (see :func:`kernels._spectral.default_rtol`).
