@@ -53,6 +53,7 @@ import numpy as np
 
 from kernels._jit import jit, jit_inline
 from kernels._spectral import (
+    TILE,
     _hermitize_inplace,
     _inv_gap,
     _mul_a_b_inplace,
@@ -89,26 +90,36 @@ _PULLBACK_SHAPES = "eigh_pullback: w and w_bar (b, n), V and V_bar (b, n, n)"
 
 
 @jit_inline
-def _pullback_core_inplace(n, w, w_bar, K, tol):
-    """Overwrite ``K = V^H V_bar`` with ``diag(w_bar) + F o skew(K)`` (Hermitian)."""
+def _pullback_core_inplace(n, w, w_bar, K, tol, tile):
+    """Overwrite ``K = V^H V_bar`` with ``diag(w_bar) + F o skew(K)`` (Hermitian).
+
+    Pairs ``(i, j)`` are visited in ``tile x tile`` blocks so that the column reads ``K[j, i]`` stay
+    in cache at large ``n``; the loop kernels pass ``tile = n`` (one block).
+    """
+    for ib in range(0, n, tile):
+        for jb in range(0, ib + 1, tile):
+            for i in range(ib, min(ib + tile, n)):
+                for j in range(jb, min(jb + tile, i)):
+                    k = _inv_gap(w[j] - w[i], tol) * (0.5 * (K[i, j] - np.conj(K[j, i])))
+                    K[i, j] = k
+                    K[j, i] = np.conj(k)  # F_ji skew_ji = (-F_ij)(-conj skew_ij)
     for i in range(n):
-        for j in range(i):
-            k = _inv_gap(w[j] - w[i], tol) * (0.5 * (K[i, j] - np.conj(K[j, i])))
-            K[i, j] = k
-            K[j, i] = np.conj(k)  # F_ji skew_ji = (-F_ij)(-conj skew_ij)
         K[i, i] = w_bar[i]
 
 
 @jit_inline
-def _pushforward_core_inplace(n, w, C, w_dot, tol):
+def _pushforward_core_inplace(n, w, C, w_dot, tol, tile):
     """Set ``w_dot = Re diag(C)`` and overwrite ``C = V^H A_dot V`` with ``F o herm(C)``."""
     for i in range(n):
-        for j in range(i):
-            k = _inv_gap(w[j] - w[i], tol) * (0.5 * (C[i, j] + np.conj(C[j, i])))
-            C[i, j] = k
-            C[j, i] = -np.conj(k)  # F_ji herm_ji = (-F_ij)(conj herm_ij): skew-Hermitian
         w_dot[i] = C[i, i].real
         C[i, i] = 0
+    for ib in range(0, n, tile):
+        for jb in range(0, ib + 1, tile):
+            for i in range(ib, min(ib + tile, n)):
+                for j in range(jb, min(jb + tile, i)):
+                    k = _inv_gap(w[j] - w[i], tol) * (0.5 * (C[i, j] + np.conj(C[j, i])))
+                    C[i, j] = k
+                    C[j, i] = -np.conj(k)  # F_ji herm_ji = (-F_ij)(conj herm_ij)
 
 
 @functools.cache
@@ -122,7 +133,7 @@ def _pullback_loops(n):
         T = np.empty((n, n), dtype=V.dtype)
         for p in range(w.shape[0]):
             _mul_ah_b_inplace(n, n, n, V[p], V_bar[p], K)  # K = V^H V_bar
-            _pullback_core_inplace(n, w[p], w_bar[p], K, _scale_tol(n, w[p], rtol))
+            _pullback_core_inplace(n, w[p], w_bar[p], K, _scale_tol(n, w[p], rtol), n)
             _mul_a_b_inplace(n, n, n, V[p], K, T)  # T = V K
             _mul_a_bh_hermitian_inplace(n, n, T, V[p], out[p])  # out = V K V^H
 
@@ -158,7 +169,7 @@ def _pushforward_loops(n):
         for p in range(w.shape[0]):
             _mul_a_b_inplace(n, n, n, A_dot[p], V[p], T)  # T = A_dot V
             _mul_ah_b_inplace(n, n, n, V[p], T, C)  # C = V^H A_dot V
-            _pushforward_core_inplace(n, w[p], C, w_dot[p], _scale_tol(n, w[p], rtol))
+            _pushforward_core_inplace(n, w[p], C, w_dot[p], _scale_tol(n, w[p], rtol), n)
             _mul_a_b_inplace(n, n, n, V[p], C, V_dot[p])
 
     return pushforward_loops
@@ -169,7 +180,7 @@ def _pullback_core_batched_inplace(w, w_bar, K, rtol):
     """Apply :func:`_pullback_core_inplace` to each matrix of the stack ``K`` (BLAS path)."""
     n = w.shape[1]
     for p in range(w.shape[0]):
-        _pullback_core_inplace(n, w[p], w_bar[p], K[p], _scale_tol(n, w[p], rtol))
+        _pullback_core_inplace(n, w[p], w_bar[p], K[p], _scale_tol(n, w[p], rtol), TILE)
 
 
 @jit
@@ -177,7 +188,7 @@ def _pushforward_core_batched_inplace(w, C, rtol, w_dot):
     """Apply :func:`_pushforward_core_inplace` to each matrix of the stack ``C`` (BLAS path)."""
     n = w.shape[1]
     for p in range(w.shape[0]):
-        _pushforward_core_inplace(n, w[p], C[p], w_dot[p], _scale_tol(n, w[p], rtol))
+        _pushforward_core_inplace(n, w[p], C[p], w_dot[p], _scale_tol(n, w[p], rtol), TILE)
 
 
 @jit

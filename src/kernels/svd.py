@@ -61,6 +61,7 @@ import numpy as np
 
 from kernels._jit import jit, jit_inline
 from kernels._spectral import (
+    TILE,
     _mul_a_b_inplace,
     _mul_a_bh_inplace,
     _mul_ah_b_inplace,
@@ -123,69 +124,87 @@ def _inv_gap_and_sum(s_i, s_j, tol):
 
 
 @jit_inline
-def _pullback_core_inplace(k, mode, s, s_bar, J, K, tol, s_inv):
+def _pullback_core_inplace(k, mode, s, s_bar, J, K, tol, s_inv, tile):
     """Overwrite ``J`` with ``X`` (module docstring), folding in the complement term's ``U``/``Vh`` part.
 
     Tall: ``X - J S_inv``; wide: ``X - S_inv K^H``; then ``A_bar = (U X' + U_bar S_inv) Vh`` (tall),
-    ``U (X' Vh + S_inv Vh_bar)`` (wide), ``U X Vh`` (square). Also sets ``s_inv``.
+    ``U (X' Vh + S_inv Vh_bar)`` (wide), ``U X Vh`` (square). Also sets ``s_inv``. Pairs are
+    visited in ``tile x tile`` blocks (cache-friendly column reads); loop kernels pass ``tile = k``.
     """
     if mode != _SQUARE:
         for i in range(k):
             s_inv[i] = 0.0 if s[i] <= tol else 1.0 / s[i]
-    for i in range(k):
-        for j in range(i + 1):
-            j_ij, j_ji, k_ij, k_ji = J[i, j], J[j, i], K[i, j], K[j, i]
-            ja = j_ij - np.conj(j_ji)  # (J - J^H)_ij; (J - J^H)_ji = -conj(ja)
-            ka = k_ij - np.conj(k_ji)
-            fm, fp = _inv_gap_and_sum(s[i], s[j], tol)  # Fm_ji = -fm, Fp_ji = fp
-            x_ij = 0.5 * (fm * (ja + ka) + fp * (ja - ka))
-            x_ji = 0.5 * (fm * np.conj(ja + ka) - fp * np.conj(ja - ka))
-            if mode == _TALL:
-                x_ij -= j_ij * s_inv[j]
-                x_ji -= j_ji * s_inv[i]
-            elif mode == _WIDE:
-                x_ij -= s_inv[i] * np.conj(k_ji)
-                x_ji -= s_inv[j] * np.conj(k_ij)
-            if i == j:
-                J[i, i] = x_ij + s_bar[i]
-            else:
-                J[i, j] = x_ij
-                J[j, i] = x_ji
+    for ib in range(0, k, tile):
+        for jb in range(0, ib + 1, tile):
+            for i in range(ib, min(ib + tile, k)):
+                for j in range(jb, min(jb + tile, i + 1)):
+                    _pullback_pair_inplace(mode, s, s_bar, J, K, tol, s_inv, i, j)
 
 
 @jit_inline
-def _pushforward_core_inplace(k, mode, s, P, tol, s_dot, Om_V, s_inv):
+def _pullback_pair_inplace(mode, s, s_bar, J, K, tol, s_inv, i, j):
+    """Entries ``(i, j)`` and ``(j, i)``, ``j <= i``, of :func:`_pullback_core_inplace`."""
+    j_ij, j_ji, k_ij, k_ji = J[i, j], J[j, i], K[i, j], K[j, i]
+    ja = j_ij - np.conj(j_ji)  # (J - J^H)_ij; (J - J^H)_ji = -conj(ja)
+    ka = k_ij - np.conj(k_ji)
+    fm, fp = _inv_gap_and_sum(s[i], s[j], tol)  # Fm_ji = -fm, Fp_ji = fp
+    x_ij = 0.5 * (fm * (ja + ka) + fp * (ja - ka))
+    x_ji = 0.5 * (fm * np.conj(ja + ka) - fp * np.conj(ja - ka))
+    if mode == _TALL:
+        x_ij -= j_ij * s_inv[j]
+        x_ji -= j_ji * s_inv[i]
+    elif mode == _WIDE:
+        x_ij -= s_inv[i] * np.conj(k_ji)
+        x_ji -= s_inv[j] * np.conj(k_ij)
+    if i == j:
+        J[i, i] = x_ij + s_bar[i]
+    else:
+        J[i, j] = x_ij
+        J[j, i] = x_ji
+
+
+@jit_inline
+def _pushforward_core_inplace(k, mode, s, P, tol, s_dot, Om_V, s_inv, tile):
     """Overwrite ``P = U^H A_dot V`` with ``Om_U`` and fill ``Om_V`` (``Vh_dot = Om_V Vh + ...``).
 
     ``Om_U = Fm o P_h + Fp o P_a`` (tall: ``- P S_inv``), ``Om_V = Fp o P_a - Fm o P_h`` (wide:
     ``- S_inv P``); then ``U_dot = U Om_U + A_dot V S_inv`` (tall) and
-    ``Vh_dot = Om_V Vh + S_inv U^H A_dot`` (wide). Also sets ``s_dot`` and ``s_inv``.
+    ``Vh_dot = Om_V Vh + S_inv U^H A_dot`` (wide). Also sets ``s_dot`` and ``s_inv``. Pairs are
+    visited in ``tile x tile`` blocks, as in :func:`_pullback_core_inplace`.
     """
     for i in range(k):
         s_dot[i] = P[i, i].real
         if mode != _SQUARE:
             s_inv[i] = 0.0 if s[i] <= tol else 1.0 / s[i]
-    for i in range(k):
-        for j in range(i + 1):
-            p_ij, p_ji = P[i, j], P[j, i]
-            h = 0.5 * (p_ij + np.conj(p_ji))  # P_h_ij; P_h_ji = conj(h)
-            a = 0.5 * (p_ij - np.conj(p_ji))  # P_a_ij; P_a_ji = -conj(a)
-            fm, fp = _inv_gap_and_sum(s[i], s[j], tol)
-            u_ij = fm * h + fp * a
-            u_ji = -fm * np.conj(h) - fp * np.conj(a)
-            v_ij = fp * a - fm * h
-            v_ji = fm * np.conj(h) - fp * np.conj(a)
-            if mode == _TALL:
-                u_ij -= p_ij * s_inv[j]
-                u_ji -= p_ji * s_inv[i]
-            elif mode == _WIDE:
-                v_ij -= s_inv[i] * p_ij
-                v_ji -= s_inv[j] * p_ji
-            P[i, j] = u_ij
-            Om_V[i, j] = v_ij
-            if i != j:
-                P[j, i] = u_ji
-                Om_V[j, i] = v_ji
+    for ib in range(0, k, tile):
+        for jb in range(0, ib + 1, tile):
+            for i in range(ib, min(ib + tile, k)):
+                for j in range(jb, min(jb + tile, i + 1)):
+                    _pushforward_pair_inplace(mode, s, P, tol, Om_V, s_inv, i, j)
+
+
+@jit_inline
+def _pushforward_pair_inplace(mode, s, P, tol, Om_V, s_inv, i, j):
+    """Entries ``(i, j)`` and ``(j, i)``, ``j <= i``, of :func:`_pushforward_core_inplace`."""
+    p_ij, p_ji = P[i, j], P[j, i]
+    h = 0.5 * (p_ij + np.conj(p_ji))  # P_h_ij; P_h_ji = conj(h)
+    a = 0.5 * (p_ij - np.conj(p_ji))  # P_a_ij; P_a_ji = -conj(a)
+    fm, fp = _inv_gap_and_sum(s[i], s[j], tol)
+    u_ij = fm * h + fp * a
+    u_ji = -fm * np.conj(h) - fp * np.conj(a)
+    v_ij = fp * a - fm * h
+    v_ji = fm * np.conj(h) - fp * np.conj(a)
+    if mode == _TALL:
+        u_ij -= p_ij * s_inv[j]
+        u_ji -= p_ji * s_inv[i]
+    elif mode == _WIDE:
+        v_ij -= s_inv[i] * p_ij
+        v_ji -= s_inv[j] * p_ji
+    P[i, j] = u_ij
+    Om_V[i, j] = v_ij
+    if i != j:
+        P[j, i] = u_ji
+        Om_V[j, i] = v_ji
 
 
 @functools.cache
@@ -205,7 +224,7 @@ def _pullback_loops(m, n):
             _mul_ah_b_inplace(k, m, k, U[p], U_bar[p], J)  # J = U^H U_bar
             _mul_a_bh_inplace(k, n, k, Vh[p], Vh_bar[p], K)  # K = Vh Vh_bar^H
             tol = _scale_tol(k, s[p], rtol)
-            _pullback_core_inplace(k, mode, s[p], s_bar[p], J, K, tol, s_inv)
+            _pullback_core_inplace(k, mode, s[p], s_bar[p], J, K, tol, s_inv, k)
             if mode == _WIDE:
                 _mul_a_b_inplace(k, k, n, J, Vh[p], T)  # T = X' Vh + S_inv Vh_bar
                 for i in range(k):
@@ -262,7 +281,7 @@ def _pushforward_loops(m, n):
                 _mul_ah_b_inplace(k, m, n, U[p], A_dot[p], W)  # W = U^H A_dot
                 _mul_a_bh_inplace(k, n, k, W, Vh[p], P)  # P = U^H A_dot V
             tol = _scale_tol(k, s[p], rtol)
-            _pushforward_core_inplace(k, mode, s[p], P, tol, s_dot[p], Om_V, s_inv)
+            _pushforward_core_inplace(k, mode, s[p], P, tol, s_dot[p], Om_V, s_inv, k)
             _mul_a_b_inplace(m, k, k, U[p], P, U_dot[p])
             _mul_a_b_inplace(k, k, n, Om_V, Vh[p], Vh_dot[p])
             if mode == _TALL:
@@ -283,7 +302,7 @@ def _pullback_core_batched_inplace(mode, s, s_bar, J, K, rtol, s_inv):
     k = s.shape[1]
     for p in range(s.shape[0]):
         tol = _scale_tol(k, s[p], rtol)
-        _pullback_core_inplace(k, mode, s[p], s_bar[p], J[p], K[p], tol, s_inv[p])
+        _pullback_core_inplace(k, mode, s[p], s_bar[p], J[p], K[p], tol, s_inv[p], TILE)
 
 
 @jit
@@ -292,7 +311,7 @@ def _pushforward_core_batched_inplace(mode, s, P, rtol, s_dot, Om_V, s_inv):
     k = s.shape[1]
     for p in range(s.shape[0]):
         tol = _scale_tol(k, s[p], rtol)
-        _pushforward_core_inplace(k, mode, s[p], P[p], tol, s_dot[p], Om_V[p], s_inv[p])
+        _pushforward_core_inplace(k, mode, s[p], P[p], tol, s_dot[p], Om_V[p], s_inv[p], TILE)
 
 
 @jit_inline
@@ -329,6 +348,22 @@ def _complement_norm(U, B, j):
     return np.sqrt(acc)
 
 
+@jit_inline
+def _row_complement_norm(Vh, B, j):
+    """Return ``||B[j, :] (I - Vh^H Vh)||`` (``Vh`` has orthonormal rows)."""
+    k, n = Vh.shape
+    c = np.empty(k, dtype=Vh.dtype)
+    for i in range(k):
+        c[i] = _row_dot(B, j, Vh, i)
+    acc = 0.0
+    for r in range(n):
+        x = B[j, r]
+        for i in range(k):
+            x -= c[i] * Vh[i, r]
+        acc += abs(x) ** 2
+    return np.sqrt(acc)
+
+
 @jit
 def _gauge_residual_loops(U, s, Vh, U_bar, Vh_bar, rtol, phase, rotation, null):
     """Per matrix, the three residuals of :func:`svd_gauge_residual_batched`, in ``O(mk + nk)``."""
@@ -352,7 +387,7 @@ def _gauge_residual_loops(U, s, Vh, U_bar, Vh_bar, rtol, phase, rotation, null):
                 if m > k:
                     a = max(a, _complement_norm(Up, Ubp, i))
                 if n > k:
-                    a = max(a, _complement_norm(np.conj(Vhp.T), np.conj(Vhbp.T), i))
+                    a = max(a, _row_complement_norm(Vhp, Vhbp, i))
                 nul = max(nul, a)
             for j in range(i):
                 if abs(sp[j] - sp[i]) <= tol:

@@ -199,17 +199,17 @@ def test_ties_and_zeros_gauge_invariant_losses(rng, dtype, case, path):
 
 
 def test_ties_keep_the_finite_coupling_term(rng):
-    # L = Re <G, U diag(g) Vh> with g = (1, 1, 0) at a tie s = (2, 2, 1): the in-block part
-    # (J - J^H - K + K^H)/(2 (s_i + s_j)) is finite and needed; only the gauge part is masked.
-    # Along directions that keep the tie (A_dot = U0 W V0^H with W skew on the block), the loss
-    # is differentiable and the pullback must match finite differences.
-    U0, _ = np.linalg.qr(rng.standard_normal((3, 3)))
-    V0, _ = np.linalg.qr(rng.standard_normal((3, 3)))
-    A = (U0 * [2.0, 2.0, 1.0]) @ V0.T
-    W = np.zeros((3, 3))
+    # L = Re <G, U diag(g) Vh> with g = (1, 1, 0, 0) at a tie s = (2, 2, 1, 0.5): the in-block
+    # part (J - J^H - K + K^H)/(2 (s_i + s_j)) is finite and needed; only the gauge part is
+    # masked. Along directions that keep the tie (A_dot = U0 W V0^H with W skew on the block),
+    # the loss is differentiable and the pullback must match finite differences.
+    U0, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    V0, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    A = (U0 * [2.0, 2.0, 1.0, 0.5]) @ V0.T
+    W = np.zeros((4, 4))
     W[0, 1], W[1, 0] = 0.7, -0.7
     A_dot = U0 @ W @ V0.T
-    G, g = rng.standard_normal((3, 3)), np.array([1.0, 1.0, 0.0])
+    G, g = rng.standard_normal((4, 4)), np.array([1.0, 1.0, 0.0, 0.0])
 
     def loss(a):
         u, _, vh = np.linalg.svd(a)
@@ -218,7 +218,7 @@ def test_ties_keep_the_finite_coupling_term(rng):
     h = 1e-6
     fd = (loss(A + h * A_dot) - loss(A - h * A_dot)) / (2 * h)
     U, s, Vh = np.linalg.svd(A)
-    A_bar = svd_pullback(U, s, Vh, G @ Vh.T * g, np.zeros(3), g[:, None] * (U.T @ G))
+    A_bar = svd_pullback(U, s, Vh, G @ Vh.T * g, np.zeros(4), g[:, None] * (U.T @ G))
     assert abs(fd) > 0.1
     assert inner(A_bar, A_dot) == pytest.approx(fd, rel=1e-6)
 
