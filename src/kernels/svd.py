@@ -296,22 +296,36 @@ def _pushforward_loops(m, n):
     return pushforward_loops
 
 
-@jit
-def _pullback_core_batched_inplace(mode, s, s_bar, J, K, rtol, s_inv):
-    """Apply :func:`_pullback_core_inplace` to each matrix of the stack (BLAS path)."""
-    k = s.shape[1]
-    for p in range(s.shape[0]):
-        tol = _scale_tol(k, s[p], rtol)
-        _pullback_core_inplace(k, mode, s[p], s_bar[p], J[p], K[p], tol, s_inv[p], TILE)
+@functools.cache
+def _pullback_core_batched(mode):
+    """Return :func:`_pullback_core_inplace` over a stack (BLAS path), compiled for one ``mode``.
+
+    ``mode`` must be a compile-time constant: with a run-time ``mode`` the pair loop runs 8x
+    slower (1.1 ms against 0.14 ms at n = 256).
+    """
+
+    @jit
+    def pullback_core_batched_inplace(s, s_bar, J, K, rtol, s_inv):
+        k = s.shape[1]
+        for p in range(s.shape[0]):
+            tol = _scale_tol(k, s[p], rtol)
+            _pullback_core_inplace(k, mode, s[p], s_bar[p], J[p], K[p], tol, s_inv[p], TILE)
+
+    return pullback_core_batched_inplace
 
 
-@jit
-def _pushforward_core_batched_inplace(mode, s, P, rtol, s_dot, Om_V, s_inv):
-    """Apply :func:`_pushforward_core_inplace` to each matrix of the stack (BLAS path)."""
-    k = s.shape[1]
-    for p in range(s.shape[0]):
-        tol = _scale_tol(k, s[p], rtol)
-        _pushforward_core_inplace(k, mode, s[p], P[p], tol, s_dot[p], Om_V[p], s_inv[p], TILE)
+@functools.cache
+def _pushforward_core_batched(mode):
+    """Return :func:`_pushforward_core_inplace` over a stack (BLAS path), for one ``mode``."""
+
+    @jit
+    def pushforward_core_batched_inplace(s, P, rtol, s_dot, Om_V, s_inv):
+        k = s.shape[1]
+        for p in range(s.shape[0]):
+            tol = _scale_tol(k, s[p], rtol)
+            _pushforward_core_inplace(k, mode, s[p], P[p], tol, s_dot[p], Om_V[p], s_inv[p], TILE)
+
+    return pushforward_core_batched_inplace
 
 
 @jit_inline
@@ -410,7 +424,7 @@ def _pullback_blas(U, s, Vh, U_bar, s_bar, Vh_bar, rtol):
     X = conj_t(U) @ U_bar  # J, overwritten with X'
     K = Vh @ conj_t(Vh_bar)
     s_inv = np.empty_like(s)
-    _pullback_core_batched_inplace(mode, s, s_bar, X, K, rtol, s_inv)
+    _pullback_core_batched(mode)(s, s_bar, X, K, rtol, s_inv)
     if mode == _WIDE:
         T = X @ Vh
         T += s_inv[:, :, None] * Vh_bar
@@ -436,7 +450,7 @@ def _pushforward_blas(U, s, Vh, A_dot, rtol):
         W = conj_t(U) @ A_dot  # U^H A_dot
         P = W @ conj_t(Vh)
     s_dot, Om_V, s_inv = np.empty_like(s), np.empty_like(P), np.empty_like(s)
-    _pushforward_core_batched_inplace(mode, s, P, rtol, s_dot, Om_V, s_inv)
+    _pushforward_core_batched(mode)(s, P, rtol, s_dot, Om_V, s_inv)
     U_dot = U @ P
     Vh_dot = Om_V @ Vh
     if mode == _TALL:
