@@ -8,6 +8,13 @@
 * no ``fastmath``: it lets LLVM assume no NaN, which turns ``np.isnan(nan)`` into ``False``.
 * no ``parallel``: these machines have two cores and parallel compilation is slow; a kernel may
   opt in only with a benchmark that shows a gain.
+
+``jit_inline`` adds ``inline="always"`` (Numba-level inlining) for small helpers that a kernel
+calls with compile-time-constant sizes from a specialised branch (``if n == 4: helper(..., 4)``).
+Only after inlining does LLVM see the constant loop bounds and unroll the loops; without it the
+constants do not reach the helper. Measured on 10000 x (4x4): matmul pullback 0.53 ms -> 0.37 ms,
+cholesky pullback 0.84 ms -> 0.35 ms. Every call site gets its own copy, so keep the call sites
+few.
 """
 
 import functools
@@ -15,9 +22,6 @@ import functools
 import numba
 
 jit = functools.partial(numba.njit, cache=True, nogil=True, error_model="numpy")
-
-#: For tiny leaf helpers called inside kernel loops (``kernels._spectral``): numba inlines them
-#: into the caller before type inference, so a matrix order that is a compile-time constant in the
-#: caller also fixes the helper's loop bounds and LLVM unrolls them. Measured on 10000 x (4x4)
-#: eigh pullbacks: 0.48 ms inlined against 0.75 ms as separate functions.
-jit_inline = functools.partial(jit, inline="always")
+jit_inline = functools.partial(
+    numba.njit, cache=True, nogil=True, error_model="numpy", inline="always"
+)
