@@ -1,0 +1,168 @@
+"""Helpers shared by the eigh and svd kernels: degeneracy tolerance, dispatch, small fused matmuls.
+
+Small matrices (order up to 8 for eigh, 6 for svd) go to loop kernels that handle a whole stack in
+one compiled call, with no allocation and no BLAS call per matrix. Each loop kernel is built by a
+factory, memoised with ``functools.cache``, for one compile-time matrix order, so LLVM unrolls
+its loops (2-3x faster than reading the order from the arrays at n = 4). Numba freezes closure
+constants into the compiled code and keys its disk cache on their values, so each order is
+compiled and cached on its own, on first use. Larger orders use BLAS through numpy's ``@``.
+
+The ``_mul_*_inplace`` helpers are inlined into their callers (``jit_inline``), so the caller's
+constant order reaches their loops. Their size arguments come first: the output is ``(m, n)`` and
+the contraction has length ``k``. Numba's on-disk cache does not see edits to this file from
+``eigh.py``/``svd.py``: clear ``__pycache__/*.nbi`` and ``*.nbc`` after changing a helper here.
+"""
+
+import functools
+
+import numpy as np
+
+from kernels._jit import jit, jit_inline
+
+#: Cap on the order handled by loop kernels, for every op; each op has its own, lower or equal,
+#: limit from its measured crossover (``eigh._LOOPS_MAX``, ``svd._LOOPS_MAX``). Tests set this to
+#: 0 to run the BLAS path at tiny sizes.
+SMALL_N_MAX = 8
+
+#: Block size for the passes over ``(i, j)`` and ``(j, i)`` pairs of large matrices: a 32 x 32 block
+#: of rows and one of columns fit in L1 together (3x faster than row-by-row at n = 256).
+TILE = 32
+
+#: Default degeneracy threshold, in units of ``eps(dtype) * order * spectral scale``.
+RTOL_EPS_PER_ORDER = 8.0
+
+
+@functools.cache  # np.finfo costs 0.4 us, a third of a 4x4 pullback
+def default_rtol(order, dtype):
+    """Return the default relative degeneracy threshold ``8 * order * eps(dtype)``.
+
+    Two eigenvalues (singular values) closer than ``rtol * max|w|`` are treated as equal. LAPACK's
+    eigenvalue and singular-value error bounds are ``p(n) * eps * ||A||_2`` with a slowly growing
+    ``p(n)`` (LAPACK Users' Guide, sec. 4.7 and 4.9). Measured here on matrices built with exactly
+    repeated eigenvalues (``Q diag(w) Q^H`` with random unitary ``Q``), the computed copies of a
+    repeated value differed by at most ~10 eps ``max|w|`` for ``eigh`` (n = 4..256) and ~0.15 n eps
+    ``s_max`` for ``svd``; ``8 * n * eps`` covers both with a margin of 3x at n = 4 and more beyond.
+    Pairs that are genuinely distinct but closer than this lose their coupling term; their
+    eigenvectors have condition number above ``1 / (8 n eps)`` (about 1e14 for n = 4 in float64),
+    so no float computation resolves them anyway.
+    """
+    return RTOL_EPS_PER_ORDER * max(int(order), 1) * float(np.finfo(dtype).eps)
+
+
+def use_loops(n, op_max):
+    """Return True when order ``n`` goes to the loop kernels: ``n <= min(op_max, SMALL_N_MAX)``."""
+    return n <= min(op_max, SMALL_N_MAX)
+
+
+def shape_error(expected, **arrays):
+    """Return a ValueError for arrays whose shapes do not fit together (the kernels index blindly).
+
+    ``expected`` names the function and the shapes it takes, e.g. ``"eigh_pullback: w (b, n), ..."``.
+    """
+    got = ", ".join(f"{name} {a.shape}" for name, a in arrays.items() if a is not None)
+    return ValueError(f"{expected}; got {got}")
+
+
+def quiet(func):
+    """Decorate a BLAS-path function so numpy's floating-point warnings stay off inside it.
+
+    NaN and inf then propagate silently, as they do in the compiled kernels (``error_model="numpy"``
+    raises nothing and warns nothing); a caller running with warnings as errors gets NaN out for
+    NaN in, not an exception that depends on the matrix size.
+    """
+
+    @functools.wraps(func)
+    def quiet_func(*args):
+        with np.errstate(all="ignore"):
+            return func(*args)
+
+    return quiet_func
+
+
+def conj_t(X):
+    """Return ``X^H`` over the last two axes; a view for real dtypes, one copy for complex."""
+    return X.conj().swapaxes(-1, -2)
+
+
+@jit_inline
+def _scale_tol(n, x, rtol):
+    """Return ``rtol * max|x[:n]|``; NaN anywhere in ``x[:n]`` gives NaN."""
+    m = 0.0
+    for i in range(n):
+        a = abs(x[i])
+        if a > m or np.isnan(a):
+            m = a
+    return rtol * m
+
+
+@jit_inline
+def _inv_gap(d, tol):
+    """Return ``1/d``, or 0 when ``|d| <= tol`` (a degenerate pair). NaN ``d`` gives NaN."""
+    return 0.0 if abs(d) <= tol else 1.0 / d
+
+
+@jit_inline
+def _mul_ah_b_inplace(m, k, n, A, B, out):
+    """Write ``A^H B`` into ``out`` (m, n); ``A`` is (k, m), ``B`` is (k, n)."""
+    for i in range(m):
+        for j in range(n):
+            acc = np.conj(A[0, i]) * B[0, j]
+            for r in range(1, k):
+                acc += np.conj(A[r, i]) * B[r, j]
+            out[i, j] = acc
+
+
+@jit_inline
+def _mul_a_b_inplace(m, k, n, A, B, out):
+    """Write ``A B`` into ``out`` (m, n); ``A`` is (m, k), ``B`` is (k, n)."""
+    for i in range(m):
+        for j in range(n):
+            acc = A[i, 0] * B[0, j]
+            for r in range(1, k):
+                acc += A[i, r] * B[r, j]
+            out[i, j] = acc
+
+
+@jit_inline
+def _mul_a_bh_inplace(m, k, n, A, B, out):
+    """Write ``A B^H`` into ``out`` (m, n); ``A`` is (m, k), ``B`` is (n, k)."""
+    for i in range(m):
+        for j in range(n):
+            acc = A[i, 0] * np.conj(B[j, 0])
+            for r in range(1, k):
+                acc += A[i, r] * np.conj(B[j, r])
+            out[i, j] = acc
+
+
+@jit_inline
+def _mul_a_bh_hermitian_inplace(n, k, A, B, out):
+    """Write ``A B^H`` (n, n), known to be Hermitian, into ``out``: lower triangle, mirrored.
+
+    The diagonal keeps its real part only, so ``out`` is exactly Hermitian.
+    """
+    for i in range(n):
+        for j in range(i + 1):
+            acc = A[i, 0] * np.conj(B[j, 0])
+            for r in range(1, k):
+                acc += A[i, r] * np.conj(B[j, r])
+            if i == j:
+                out[i, i] = acc.real
+            else:
+                out[i, j] = acc
+                out[j, i] = np.conj(acc)
+
+
+@jit
+def _hermitize_inplace(X):
+    """Overwrite each matrix of the stack ``X`` (b, n, n) with ``(X + X^H) / 2``, in cache tiles."""
+    n = X.shape[1]
+    for p in range(X.shape[0]):
+        for ib in range(0, n, TILE):
+            for jb in range(0, ib + 1, TILE):
+                for i in range(ib, min(ib + TILE, n)):
+                    for j in range(jb, min(jb + TILE, i)):
+                        h = 0.5 * (X[p, i, j] + np.conj(X[p, j, i]))
+                        X[p, i, j] = h
+                        X[p, j, i] = np.conj(h)
+        for i in range(n):
+            X[p, i, i] = X[p, i, i].real
