@@ -1,0 +1,99 @@
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+from rules import frule, rrule
+from rules.linalg import cholesky
+from rules.testing import check_frule, check_rrule
+from tangents import Hermitian, NoTangent, Symmetric
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 4, 4)])
+@pytest.mark.parametrize("upper", [False, True])
+def test_numpy_cholesky(spd, dtype, shape, upper):
+    A = spd(dtype, *shape)
+    check_rrule(np.linalg.cholesky, A, symmetric=[0], upper=upper)
+    check_frule(np.linalg.cholesky, A, symmetric=[0], upper=upper)
+
+
+def test_large_matrices_take_the_blocked_path(spd):
+    A = spd(np.float64, 60, 60)
+    check_rrule(np.linalg.cholesky, A, symmetric=[0])
+    check_frule(np.linalg.cholesky, A, symmetric=[0])
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_scipy_cholesky_and_cho_factor(spd, dtype, lower):
+    A = spd(dtype, 4, 4)
+    check_rrule(sla.cholesky, A, lower, symmetric=[0])
+    check_frule(sla.cholesky, A, lower, symmetric=[0])
+    check_rrule(sla.cho_factor, A, lower, symmetric=[0])
+    check_frule(sla.cho_factor, A, lower, symmetric=[0])
+
+
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("rhs", [(4,), (4, 2)])
+def test_cho_solve(spd, randn, dtype, lower, rhs):
+    c, _ = sla.cho_factor(spd(dtype, 4, 4), lower=lower)
+    b = randn(dtype, *rhs)
+    check_rrule(sla.cho_solve, (c, lower), b)
+    check_frule(sla.cho_solve, (c, lower), b)
+
+
+def test_structured_inputs(spd):
+    check_rrule(np.linalg.cholesky, Symmetric(spd(np.float64, 4, 4), uplo="L"))
+    H = Hermitian(spd(np.complex128, 3, 3))
+    check_rrule(np.linalg.cholesky, H)
+    _, pullback = rrule(np.linalg.cholesky, H)
+    assert type(pullback(np.ones((3, 3)))[1]) is Hermitian
+
+
+def test_kernel_path_agrees_with_the_formula(spd, randn, dtype):
+    L = np.linalg.cholesky(spd(dtype, 5, 4, 4))
+    L_bar = randn(dtype, 5, 4, 4)
+    tol = 1e-4 if dtype == np.float32 else 1e-11
+    np.testing.assert_allclose(
+        cholesky.cholesky_pullback_array(L, L_bar),
+        cholesky._pullback_formula(L, L_bar),
+        rtol=tol,
+        atol=tol,
+    )
+    L1 = np.linalg.cholesky(spd(dtype, 60, 60))
+    L1_bar = randn(dtype, 60, 60)
+    np.testing.assert_allclose(
+        cholesky.cholesky_pullback_array(L1, L1_bar),
+        cholesky._pullback_formula(L1, L1_bar),
+        rtol=tol,
+        atol=tol,
+    )
+
+
+def test_cotangent_is_symmetric(spd, randn):
+    A = spd(np.float64, 4, 4)
+    _, pullback = rrule(np.linalg.cholesky, A)
+    A_bar = pullback(randn(np.float64, 4, 4))[1]
+    np.testing.assert_allclose(A_bar, A_bar.T, atol=1e-14)
+
+
+def test_bad_input():
+    with pytest.raises(np.linalg.LinAlgError, match=r"np.linalg.cholesky.*square.*\(2, 3\)"):
+        rrule(np.linalg.cholesky, np.ones((2, 3)))
+    with pytest.raises(
+        np.linalg.LinAlgError, match=r"np.linalg.cholesky.*positive definite.*\(2, 2\)"
+    ):
+        rrule(np.linalg.cholesky, -np.eye(2))
+    _, pullback = rrule(np.linalg.cholesky, np.eye(3))
+    with pytest.raises(ValueError, match=r"cholesky pullback.*\(2, 2\).*\(3, 3\)"):
+        pullback(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="overwrite_a"):
+        rrule(sla.cholesky, np.eye(2), overwrite_a=True)
+
+
+def test_nan_in_nan_out():
+    A = np.eye(3)
+    A[1, 1] = np.nan
+    L, pullback = rrule(np.linalg.cholesky, A)
+    assert np.isnan(L).any()
+    assert np.isnan(pullback(np.ones((3, 3)))[1]).any()
+    _, L_dot = frule((NoTangent(), np.eye(3)), np.linalg.cholesky, A)
+    assert np.isnan(L_dot).any()
