@@ -41,6 +41,8 @@ def is_zero_cotangent(y_bar: Any) -> bool:
 
     Thunks count as non-zero: they are never evaluated to find out.
     """
+    if type(y_bar) is np.ndarray:  # the common case, decided without isinstance chains
+        return False
     if isinstance(y_bar, AbstractZero):
         return True
     if isinstance(y_bar, Tangent):
@@ -217,8 +219,8 @@ class _ReverseRules(RuleTable):
                 return _zero_cotangents(f, n_args)
             return _fit_to_call(pullback(y_bar), n_args, positional)
 
+        # Tracebacks and reprs show the rule's own pullback name.
         pullback_skipping_zeros.__qualname__ = getattr(pullback, "__qualname__", "pullback")
-        pullback_skipping_zeros.__wrapped__ = pullback  # type: ignore[attr-defined]
         return y, pullback_skipping_zeros
 
 
