@@ -14,6 +14,7 @@ from rules import (  # noqa: F401  (imported for their registrations)
     elementwise_complex,
     indexing,
     joining,
+    linalg,
     nondiff,
     reductions,
     selection,
