@@ -117,7 +117,8 @@ def main(n: int = 2000, r: int = 2, seed: int = 0) -> None:
     start = time.perf_counter()
     _, A_bar, B_bar = pullback(C_bar)
     low_rank_time = time.perf_counter() - start
-    assert isinstance(A_bar, LowRank) and isinstance(B_bar, LowRank)
+    assert isinstance(A_bar, LowRank)
+    assert isinstance(B_bar, LowRank)
 
     C_bar_dense = dense(C_bar)
     start = time.perf_counter()
