@@ -140,10 +140,11 @@ def solve_sylvester_rrule(a: Any, b: Any, q: Any) -> tuple[np.ndarray, Any]:
     project_a, project_b, project_q, project_X = (ProjectTo(v) for v in (a, b, q, X))
 
     def solve_sylvester_pullback(X_bar: Any) -> tuple[Any, Any, Any, Any]:
-        X_bar = np.asarray(
-            as_array_cotangent(project_X(unthunk(X_bar)), f"{_NAME}'s pullback (LAPACK trsyl)")
-        )
+        X_bar = unthunk(X_bar)
         check_shape(f"{_NAME} pullback", "the cotangent", X_bar, X.shape)
+        X_bar = np.asarray(
+            as_array_cotangent(project_X(X_bar), f"{_NAME}'s pullback (LAPACK trsyl)")
+        )
         Y = solver.map("solve_adjoint", X_bar)
         Xh = adjoint(X)
         return (
