@@ -13,9 +13,11 @@ Higham 2009b, Algorithm 6.4), the chain rule through every product, which reuses
 
 the second form because the Pade coefficients are real (``r(A)^H = r(A^H)`` for a fixed degree and
 scaling), so the pullback is the exact adjoint of the pushforward and reuses the intermediates at
-``A`` (ChainRules.jl's ``exp`` rule does the same). Per Pade degree ``m`` the derivative costs
-``2 m' + 2 + 2 s`` products (``m' = 6`` products for ``m = 13``), about as much as scipy's forward
-``expm`` at ``n = 256`` (see the report in the commit message of this file).
+``A`` (ChainRules.jl's ``exp`` rule does the same). For ``m = 13`` the derivative costs
+``14 + 2 s`` matrix products and no factorization (the inverse of ``V - U`` is kept), against
+``6 + s`` products, an inverse and 1-norms for the forward pass; measured at ``n = 256`` (one BLAS
+thread) the pullback takes 0.9-1.3x the time of ``scipy.linalg.expm`` (the forward alone) and
+0.3x that of ``scipy.linalg.expm_frechet``.
 
 Degree and scaling: ``m`` in (3, 5, 7, 9, 13) and ``s`` from the bounds
 ``eta = max(d_p, d_{p+1})``, ``d_k = ||A^k||_1^{1/k}``, of Al-Mohy and Higham 2009 (section 4),
@@ -30,8 +32,11 @@ Paths: for ``Symmetric``/``Hermitian`` input the rule is the Daleckii-Krein form
 product chain above: with a single matrix it is written with the tangent algebra only (``@``,
 ``+``, scalar ``*``, ``.mT``/``.conj()``), so a user's cotangent type flows through the
 pullback unconverted; stacks need ndarray cotangents (per-matrix scaling). The product chain runs on
-BLAS for large matrices and on numpy's stacked matmul for stacks of small ones (no Numba kernel:
-measured 10000 x 4x4 against ``scipy.linalg.expm_frechet`` per matrix, in the commit message).
+BLAS for large matrices and on numpy's stacked matmul for stacks of small ones. There is no Numba
+kernel yet: 10000 x 4x4 take about 11 ms, 80-150x faster than ``scipy.linalg.expm_frechet`` per
+matrix and 8x faster than scipy's ``expm`` of the stacked ``2n x 2n`` block matrices; one 4x4
+matrix costs ~0.15 ms in the rrule's forward (numpy call overhead, where scipy's C ``expm`` takes
+0.01 ms) and ~0.05 ms in the pullback.
 
 References
 ----------
