@@ -111,7 +111,7 @@ _PADE = {
 
 def _norm1(M: np.ndarray) -> np.ndarray:
     """The 1-norm of each matrix of a stack (largest absolute column sum)."""
-    return np.abs(M).sum(axis=-2).max(axis=-1)
+    return np.abs(M).sum(axis=-2).max(axis=-1, initial=0.0)
 
 
 class _Pade:

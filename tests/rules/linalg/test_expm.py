@@ -145,3 +145,14 @@ def test_nan_in_nan_out():
     np.testing.assert_allclose(A_bar[1], np.ones((3, 3)))
     _, X_dot = frule((NoTangent(), np.ones((2, 3, 3))), sla.expm, A)
     assert np.isnan(X_dot[0]).any()
+
+
+def test_empty_and_integer_input():
+    for shape in [(0, 0), (3, 0, 0), (0, 3, 3)]:
+        X, pullback = rrule(sla.expm, np.zeros(shape))
+        assert X.shape == shape
+        assert pullback(np.ones(shape))[1].shape == shape
+    A = np.array([[0, 1], [-1, 0]])
+    X, pullback = rrule(sla.expm, A)
+    np.testing.assert_allclose(X, sla.expm(A), atol=1e-15)
+    assert pullback(np.ones((2, 2)))[1].dtype == np.float64
