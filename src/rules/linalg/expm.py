@@ -1,0 +1,333 @@
+r"""Rules for the matrix exponential ``scipy.linalg.expm``, with its exact Frechet derivative.
+
+The forward pass is the scaling-and-squaring algorithm with a diagonal Pade approximant
+:math:`r_m(A/2^s)^{2^s}` (Al-Mohy and Higham 2009, the algorithm ``scipy.linalg.expm``
+implements), written with numpy's (stacked) products so that it keeps what the derivative needs:
+the powers ``A^2, A^4, A^6``, the Pade polynomials, the inverse of the Pade denominator and the
+squares ``R_k``. The derivative is the Frechet derivative of that same approximant (Al-Mohy and
+Higham 2009b, Algorithm 6.4), the chain rule through every product, which reuses all of them:
+
+.. math::
+
+    \dot X = L(A, \dot A), \qquad \bar A = L(A^H, \bar X) = L(A, \bar X^H)^H,
+
+the second form because the Pade coefficients are real (``r(A)^H = r(A^H)`` for a fixed degree and
+scaling), so the pullback is the exact adjoint of the pushforward and reuses the intermediates at
+``A`` (ChainRules.jl's ``exp`` rule does the same). For ``m = 13`` the derivative costs
+``14 + 2 s`` matrix products and no factorization (the inverse of ``V - U`` is kept), against
+``6 + s`` products, an inverse and 1-norms for the forward pass; measured at ``n = 256`` (one BLAS
+thread) the pullback takes 0.9-1.3x the time of ``scipy.linalg.expm`` (the forward alone) and
+0.3x that of ``scipy.linalg.expm_frechet``.
+
+Degree and scaling: ``m`` in (3, 5, 7, 9, 13) and ``s`` from the bounds
+``eta = max(d_p, d_{p+1})``, ``d_k = ||A^k||_1^{1/k}``, of Al-Mohy and Higham 2009 (section 4),
+with the norms of ``A^8`` and ``A^10`` bounded by products of the norms of the computed powers (so
+``eta`` is never underestimated). The rrule returns its own ``X``, which agrees with
+``scipy.linalg.expm(A)`` to rounding error (scipy adds a backward-error correction to ``s`` and an
+exact diagonal for triangular input); dtypes follow scipy (float32 stays float32, computed in
+double). Stacks ``(..., n, n)`` use one degree for the stack and a scaling ``s`` per matrix.
+
+Paths: for ``Symmetric``/``Hermitian`` input the rule is the Daleckii-Krein formula of
+:mod:`rules.linalg.matfun` (exact at repeated eigenvalues). Otherwise the derivative is the
+product chain above: with a single matrix it is written with the tangent algebra only (``@``,
+``+``, scalar ``*``, ``.mT``/``.conj()``), so a user's cotangent type flows through the
+pullback unconverted; stacks need ndarray cotangents (per-matrix scaling). The product chain runs on
+BLAS for large matrices and on numpy's stacked matmul for stacks of small ones. There is no Numba
+kernel yet: 10000 x 4x4 take about 11 ms, 80-150x faster than ``scipy.linalg.expm_frechet`` per
+matrix and 8x faster than scipy's ``expm`` of the stacked ``2n x 2n`` block matrices; one 4x4
+matrix costs ~0.15 ms in the rrule's forward (numpy call overhead, where scipy's C ``expm`` takes
+0.01 ms) and ~0.05 ms in the pullback.
+
+References
+----------
+.. [1] A. H. Al-Mohy, N. J. Higham, "A new scaling and squaring algorithm for the matrix
+   exponential", SIAM J. Matrix Anal. Appl. 31(3) (2009) 970-989.
+.. [2] A. H. Al-Mohy, N. J. Higham, "Computing the Frechet derivative of the matrix exponential,
+   with an application to condition number estimation", SIAM J. Matrix Anal. Appl. 30(4) (2009)
+   1639-1657, Algorithm 6.4.
+.. [3] N. J. Higham, "Functions of Matrices: Theory and Computation", SIAM 2008, section 10.6.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from rules.cotangents import as_array_cotangent
+from rules.linalg import matfun
+from rules.linalg._stacks import adjoint, check_shape
+from rules.registry import frule, rrule
+from tangents import NoTangent, ProjectTo, Symmetric, unthunk
+
+__all__ = ["expm_frule", "expm_rrule"]
+
+_THETA = {
+    3: 1.495585217958292e-2,
+    5: 2.539398330063230e-1,
+    7: 9.504178996162932e-1,
+    9: 2.097847961257068e0,
+    13: 5.371920351148152e0,
+}
+"""Largest ``eta`` for which ``r_m`` is accurate to double precision (Al-Mohy and Higham 2009, Table 3.1)."""
+
+_PADE = {
+    3: (120.0, 60.0, 12.0, 1.0),
+    5: (30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0),
+    7: (17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0),
+    9: (
+        17643225600.0,
+        8821612800.0,
+        2075673600.0,
+        302702400.0,
+        30270240.0,
+        2162160.0,
+        110880.0,
+        3960.0,
+        90.0,
+        1.0,
+    ),
+    13: (
+        64764752532480000.0,
+        32382376266240000.0,
+        7771770303897600.0,
+        1187353796428800.0,
+        129060195264000.0,
+        10559470521600.0,
+        670442572800.0,
+        33522128640.0,
+        1323241920.0,
+        40840800.0,
+        960960.0,
+        16380.0,
+        182.0,
+        1.0,
+    ),
+}
+"""Coefficients ``b_0 .. b_m`` of the numerator of the ``[m/m]`` Pade approximant of ``exp``."""
+
+
+def _norm1(M: np.ndarray) -> np.ndarray:
+    """The 1-norm of each matrix of a stack (largest absolute column sum)."""
+    return np.abs(M).sum(axis=-2).max(axis=-1, initial=0.0)
+
+
+class _Pade:
+    """The intermediates of ``expm(A) = r_m(2^-s A)^(2^s)`` that its Frechet derivative reuses.
+
+    ``A`` and the powers are scaled by ``2^-s``; ``Q = (V - U)^-1``; ``squares[k]`` is the
+    matrix squared in step ``k`` (``squares[0] = r_m(2^-s A)``); ``s`` has the batch shape.
+    """
+
+    __slots__ = ("A", "Q", "W", "W1", "X", "Z1", "m", "powers", "s", "scale", "squares")
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.A = A
+        n = A.shape[-1]
+        eye = np.eye(n, dtype=A.dtype)
+        with np.errstate(all="ignore"):  # NaN in, NaN out
+            A2 = A @ A
+            A4 = A2 @ A2
+            n1, n2, n4 = _norm1(A), _norm1(A2), _norm1(A4)
+            d4, d6_bound = n4**0.25, (n2 * n4) ** (1 / 6)
+            eta1 = np.maximum(d4, d6_bound)
+            A6 = None
+            if np.all(eta1 <= _THETA[3]):
+                m = 3
+            elif np.all(eta1 <= _THETA[5]):
+                m = 5
+            else:
+                A6 = A4 @ A2
+                n6 = _norm1(A6)
+                d8 = np.minimum(d4, (n2 * n6) ** 0.125)
+                eta3 = np.maximum(n6 ** (1 / 6), d8)
+                if np.all(eta3 <= _THETA[7]):
+                    m = 7
+                elif np.all(eta3 <= _THETA[9]):
+                    m = 9
+                else:
+                    m = 13
+                    eta5 = np.minimum(eta3, np.maximum(d8, (n4 * n6) ** 0.1))
+                    eta5 = np.minimum(eta5, n1)
+            self.m = m
+            if m == 13:
+                s = np.ceil(np.log2(eta5 / _THETA[13]))
+                s = np.where(np.isfinite(s) & (s > 0), s, 0).astype(np.int64)
+            else:
+                s = np.zeros(A.shape[:-2], dtype=np.int64)
+            self.s = s
+            powers = {2: A2, 4: A4}
+            if A6 is not None:
+                powers[6] = A6
+            if m == 9:
+                powers[8] = A4 @ A4
+            if np.any(s):
+                scale = np.ldexp(1.0, -s)[..., None, None] if s.ndim else float(np.ldexp(1.0, -s))
+                self.A = A = A * scale
+                powers = {k: P * scale**k for k, P in powers.items()}
+            else:
+                scale = None
+            self.scale = scale
+            self.powers = powers
+            b = _PADE[m]
+            if m == 13:
+                A2, A4, A6 = powers[2], powers[4], powers[6]
+                self.W1 = b[13] * A6 + b[11] * A4 + b[9] * A2
+                W2 = b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * eye
+                self.Z1 = b[12] * A6 + b[10] * A4 + b[8] * A2
+                Z2 = b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * eye
+                self.W = A6 @ self.W1 + W2
+                V = A6 @ self.Z1 + Z2
+            else:
+                self.W = b[1] * eye + sum(b[k] * powers[k - 1] for k in range(3, m + 1, 2))
+                V = b[0] * eye + sum(b[k] * powers[k] for k in range(2, m + 1, 2))
+            U = A @ self.W
+            self.Q = _inverse(V - U)
+            R = self.Q @ (V + U)
+            squares = [R]
+            for k in range(int(s.max(initial=0))):
+                R = _square_where(R, s > k)
+                squares.append(R)
+            self.squares = squares
+            self.X = R
+
+    def frechet(self, E: Any) -> Any:
+        """``L(A, E)``: the derivative of ``r_m(2^-s A)^(2^s)`` in the direction ``E``.
+
+        Only products with the stored ndarrays, sums and scalar multiples of ``E``, so any
+        tangent type with ``@`` flows through for a single matrix (``s`` a scalar).
+        """
+        A, P, b = self.A, self.powers, _PADE[self.m]
+        if self.scale is not None:
+            E = E * self.scale
+        M = {2: A @ E + E @ A}  # M_k = L_{x^k}(A, E)
+        M[4] = P[2] @ M[2] + M[2] @ P[2]
+        if self.m >= 7:
+            M[6] = P[4] @ M[2] + M[4] @ P[2]
+        if self.m == 9:
+            M[8] = P[4] @ M[4] + M[4] @ P[4]
+        if self.m == 13:
+            A6, M6 = P[6], M[6]
+            Lw1 = b[13] * M6 + b[11] * M[4] + b[9] * M[2]
+            Lw2 = b[7] * M6 + b[5] * M[4] + b[3] * M[2]
+            Lz1 = b[12] * M6 + b[10] * M[4] + b[8] * M[2]
+            Lz2 = b[6] * M6 + b[4] * M[4] + b[2] * M[2]
+            Lw = A6 @ Lw1 + M6 @ self.W1 + Lw2  # L of W = A6 W1 + W2
+            Lv = A6 @ Lz1 + M6 @ self.Z1 + Lz2  # L of V = A6 Z1 + Z2
+        else:
+            Lw = _combination(b, M, range(3, self.m + 1, 2), shift=1)
+            Lv = _combination(b, M, range(2, self.m + 1, 2), shift=0)
+        Lu = A @ Lw + E @ self.W  # L of U = A W
+        # R = Q (V + U) with Q = (V - U)^-1:  L_R = Q (L_U + L_V + (L_U - L_V) R)
+        L = self.Q @ (Lu + Lv + (Lu - Lv) @ self.squares[0])
+        for k, R in enumerate(self.squares[:-1]):
+            if self.s.ndim == 0:
+                L = R @ L + L @ R  # L of R^2
+            else:
+                active = self.s > k
+                L = L.copy()
+                L[active] = R[active] @ L[active] + L[active] @ R[active]
+        return L
+
+
+def _combination(b: tuple[float, ...], M: dict[int, Any], ks: range, shift: int) -> Any:
+    """``sum_k b_k M_{k - shift}`` over ``ks`` (skipping ``M_0``, the derivative of ``I``)."""
+    total: Any = None
+    for k in ks:
+        if k - shift == 0:
+            continue
+        term = b[k] * M[k - shift]
+        total = term if total is None else total + term
+    return total
+
+
+def _inverse(M: np.ndarray) -> np.ndarray:
+    """``M^-1``, all NaN for matrices LAPACK calls singular (only reached with NaN or inf input)."""
+    try:
+        return np.linalg.inv(M)
+    except np.linalg.LinAlgError:
+        out = np.full_like(M, np.nan)
+        finite = np.all(np.isfinite(M), axis=(-2, -1))
+        if M.ndim == 2:
+            return out
+        for index in zip(*np.nonzero(finite), strict=True):
+            with contextlib.suppress(np.linalg.LinAlgError):
+                out[index] = np.linalg.inv(M[index])
+        return out
+
+
+def _square_where(R: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """``R @ R`` for the matrices of the stack where ``active`` holds, ``R`` for the others."""
+    if np.all(active):
+        return R @ R
+    out = R.copy()
+    out[active] = R[active] @ R[active]
+    return out
+
+
+def _check_square(A: np.ndarray) -> None:
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise np.linalg.LinAlgError(
+            f"scipy.linalg.expm: needs square matrices (..., n, n), got shape {A.shape}"
+        )
+
+
+def _output_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """The dtype ``scipy.linalg.expm`` returns: float16 and integers are promoted."""
+    if dtype.kind in "fc":
+        return np.result_type(dtype, np.float32)
+    return np.dtype(np.float64)
+
+
+def _pade(A: np.ndarray) -> _Pade:
+    compute = np.complex128 if np.iscomplexobj(A) else np.float64
+    return _Pade(np.array(A, dtype=compute))  # a copy: the scaling never touches the caller's A
+
+
+@rrule.register(sla.expm)
+def expm_rrule(A: Any) -> tuple[np.ndarray, Any]:
+    r"""Reverse rule for ``X = scipy.linalg.expm(A)``: :math:`\bar A = L(A, \bar X^H)^H`.
+
+    See the module docstring for the algorithm, the exact adjoint and the paths; a
+    ``Symmetric``/``Hermitian`` ``A`` takes the Daleckii-Krein rule of :mod:`rules.linalg.matfun`.
+    """
+    if isinstance(A, Symmetric):
+        return matfun.hermitian_rrule("scipy.linalg.expm", sla.expm, matfun.EXP, A)
+    dense = np.asarray(A)
+    _check_square(dense)
+    pade = _pade(dense)
+    out_dtype = _output_dtype(dense.dtype)
+    X = pade.X.astype(out_dtype, copy=False)
+    project_A, project_X = ProjectTo(A), ProjectTo(X)
+    single = dense.ndim == 2
+
+    def expm_pullback(X_bar: Any) -> tuple[Any, Any]:
+        X_bar = unthunk(X_bar)
+        check_shape("scipy.linalg.expm pullback", "the cotangent", X_bar, X.shape)
+        if single and not isinstance(X_bar, np.ndarray):  # generic path: the tangent algebra only
+            return NoTangent(), project_A(adjoint(pade.frechet(adjoint(project_X(X_bar)))))
+        G = np.asarray(as_array_cotangent(project_X(X_bar), "scipy.linalg.expm's pullback"))
+        G = G.astype(pade.A.dtype, copy=False)
+        return NoTangent(), project_A(adjoint(pade.frechet(adjoint(G))))
+
+    return X, expm_pullback
+
+
+@frule.register(sla.expm)
+def expm_frule(tangents: tuple[Any, Any], A: Any) -> tuple[np.ndarray, Any]:
+    r"""Forward rule for ``X = scipy.linalg.expm(A)``: :math:`\dot X = L(A, \dot A)`."""
+    A_dot = unthunk(tangents[1])
+    if isinstance(A, Symmetric):
+        return matfun.hermitian_frule("scipy.linalg.expm", sla.expm, matfun.EXP, A, A_dot)
+    dense = np.asarray(A)
+    _check_square(dense)
+    check_shape("scipy.linalg.expm pushforward", "the tangent", A_dot, dense.shape)
+    pade = _pade(dense)
+    X = pade.X.astype(_output_dtype(dense.dtype), copy=False)
+    project_X = ProjectTo(X)
+    if dense.ndim == 2 and not isinstance(A_dot, np.ndarray):
+        return X, project_X(pade.frechet(A_dot))
+    A_dot = np.asarray(as_array_cotangent(A_dot, "scipy.linalg.expm's pushforward"))
+    return X, project_X(pade.frechet(A_dot.astype(pade.A.dtype, copy=False)))
