@@ -94,6 +94,12 @@ def _budget(args: argparse.Namespace, timed_callables: int) -> float:
     return max(MIN_BUDGET, min(QUICK_BUDGET, QUICK_TIMING_TARGET / max(timed_callables, 1)))
 
 
+def _set_name(args: argparse.Namespace) -> str:
+    if args.sizes:
+        return f"sizes {args.sizes}"
+    return "every size" if args.full else "quick set; --full for every size"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; print the environment and the table. Exit 1 if a row failed."""
     started = time.perf_counter()
@@ -155,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.peers and not peers:
         print("No peer is installed: the table has no JAX or PyTorch columns.")
     print(
-        f"Running {len(rows_to_run)} rows ({'every size' if args.full else 'quick set'}), "
+        f"Running {len(rows_to_run)} rows ({_set_name(args)}), "
         f"float64, {args.threads} thread{'s' if args.threads > 1 else ''}, "
         f"{budget:.2g} s of timing per callable and row.\n",
         flush=True,
