@@ -133,13 +133,19 @@ def _load_torch(threads: int) -> Peer:
 
 
 def _jax_fetch(out: Any) -> tuple[np.ndarray, ...]:
-    return tuple(np.asarray(o) for o in (out if isinstance(out, tuple | list) else (out,)))
+    import jax
+
+    return tuple(np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(out))
 
 
 def _jax_pullback(jax: Any, function: Callable[..., Any], inputs: Inputs) -> Runner:
     primals = tuple(jax.numpy.asarray(a) for a in inputs.args)
-    cotangent = jax.numpy.asarray(inputs.cotangent)
-    _, vjp = jax.vjp(function, *primals)
+    y, vjp = jax.vjp(function, *primals)
+    # Multi-output functions: the tuple cotangent takes the output's structure (EighResult, ...).
+    parts = inputs.cotangent if isinstance(inputs.cotangent, tuple) else (inputs.cotangent,)
+    cotangent = jax.tree_util.tree_unflatten(
+        jax.tree_util.tree_structure(y), [jax.numpy.asarray(c) for c in parts]
+    )
     pull = jax.jit(lambda vjp, g: vjp(g))
 
     def run() -> Any:
@@ -160,16 +166,21 @@ def _jax_pushforward(jax: Any, function: Callable[..., Any], inputs: Inputs) -> 
 
 
 def _torch_fetch(out: Any) -> tuple[np.ndarray, ...]:
-    return tuple(o.detach().numpy() for o in out)
+    if isinstance(out, tuple | list):
+        return tuple(a for o in out for a in _torch_fetch(o))
+    return (out.detach().numpy(),)
 
 
 def _torch_pullback(torch: Any, function: Callable[..., Any], inputs: Inputs) -> Runner:
     primals = tuple(torch.from_numpy(np.array(a)).requires_grad_(True) for a in inputs.args)
     y = function(*primals)
-    cotangent = torch.from_numpy(np.array(inputs.cotangent))
+    # Multi-output functions: one cotangent per output, in order.
+    outputs = tuple(y) if isinstance(y, tuple) else (y,)
+    cotangents = inputs.cotangent if isinstance(inputs.cotangent, tuple) else (inputs.cotangent,)
+    grads = tuple(torch.from_numpy(np.array(c)) for c in cotangents)
 
     def run() -> Any:
-        return torch.autograd.grad(y, primals, grad_outputs=cotangent, retain_graph=True)
+        return torch.autograd.grad(outputs, primals, grad_outputs=grads, retain_graph=True)
 
     return run, _torch_fetch
 
