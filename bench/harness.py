@@ -27,11 +27,10 @@ from typing import Any
 
 import numpy as np
 
-import rules.linalg  # noqa: F401  (registers the linear-algebra rules)
 from bench.case import Case, Inputs, Size
 from bench.peers import Peer
 from bench.timing import Timing, first_call, measure
-from rules import frule, rrule
+from rules import frule, rrule  # importing rules registers every rule set
 from tangents import NoTangent, Tangent, unthunk
 
 __all__ = ["Disagreement", "PeerResult", "Prepared", "Row", "compare", "prepare", "run_case"]
