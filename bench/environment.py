@@ -11,7 +11,8 @@ environment variables once, when they are loaded:
   extra) sets and reads back the thread count of every loaded BLAS/OpenMP library, and Numba's
   count is set with ``numba.set_num_threads``.
 
-``OPENBLAS_CORETYPE`` is reported when set, never changed.
+``OPENBLAS_CORETYPE`` is reported when set, never changed; so are glibc's ``MALLOC_*`` variables,
+which change timings of arrays above 128 KB (see the README's "Benchmarks" section).
 
 Nothing here imports numpy at module level.
 """
@@ -182,6 +183,7 @@ def describe(threads: dict[str, Any], peers: list[dict[str, Any]]) -> dict[str, 
         "versions": {name: _version(name) for name in _VERSIONED},
         "threads": threads,
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+        "malloc": {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")},
         "numba_cache": numba_cache_state(),
         "peers": peers,
     }
@@ -214,6 +216,9 @@ def format_environment(env: dict[str, Any]) -> str:
     lines.append(f"Numba threads: {numba_threads} (NUMBA_NUM_THREADS={threads['numba_max']})")
     for peer in env["peers"]:
         lines.append(f"{peer['name']}: {peer['status']}")
+    if env["malloc"]:
+        settings = " ".join(f"{k}={v}" for k, v in sorted(env["malloc"].items()))
+        lines.append(f"glibc malloc: {settings} (set outside)")
     if env["openblas_coretype"]:
         lines.append(f"OPENBLAS_CORETYPE={env['openblas_coretype']} (set outside; left as is)")
     cache = env["numba_cache"]
