@@ -2,7 +2,10 @@
 
 Shared machines are noisy, so the callables of one row (ours, the numpy formula, the forward,
 the peers) are timed in *interleaved rounds*: each round times every callable once, so a burst
-of load from another process slows all of them alike and their ratios stay meaningful. Within a
+of load from another process slows all of them alike and their ratios stay meaningful. The
+order rotates from round to round: what ran just before changes the allocator's state (freed
+large arrays are unmapped or kept), and a fixed order would always hand the same callable the
+same predecessor. Within a
 round a callable runs ``loops`` times in a row (chosen as :meth:`timeit.Timer.autorange` does),
 with the garbage collector off, as :mod:`timeit` does. The best (min) and median per-call
 times over the rounds are kept; tables show the min.
@@ -96,9 +99,11 @@ def measure(funcs: dict[str, Callable[[], Any]], budget: float) -> dict[str, Tim
     samples: dict[str, list[float]] = {name: [] for name in funcs}
     spent = 0.0
     rounds = 0
+    names = list(funcs)
     while rounds < MIN_ROUNDS or (spent < budget * len(funcs) and rounds < MAX_ROUNDS):
-        for name, func in funcs.items():
-            seconds = _batch(func, loops[name])
+        shift = rounds % len(names)  # rotate, so no callable always follows the same one
+        for name in names[shift:] + names[:shift]:
+            seconds = _batch(funcs[name], loops[name])
             spent += seconds
             samples[name].append(seconds / loops[name])
         rounds += 1
