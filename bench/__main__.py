@@ -100,6 +100,29 @@ def _set_name(args: argparse.Namespace) -> str:
     return "every size" if args.full else "quick set; --full for every size"
 
 
+def _write_json(
+    path: str,
+    command: list[str],
+    settings: dict[str, Any],
+    environment: dict[str, Any],
+    rows: list[Any],
+    wall: float,
+) -> None:
+    """Write the run as JSON: settings, environment, legend, one object per row, wall time."""
+    from bench.table import LEGEND
+
+    document = {
+        "schema": "tangent-algebra-bench/1",
+        "command": ["python", "-m", "bench", *command],
+        "settings": settings,
+        "environment": environment,
+        "legend": LEGEND,
+        "rows": [row.as_dict() for row in rows],
+        "wall_time_seconds": wall,
+    }
+    Path(path).write_text(json.dumps(document, indent=2, default=str) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; print the environment and the table. Exit 1 if a row failed."""
     started = time.perf_counter()
@@ -183,24 +206,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nWall time: {wall:.0f} s.")
 
     if args.json:
-        document: dict[str, Any] = {
-            "schema": "tangent-algebra-bench/1",
-            "command": ["python", "-m", "bench", *(sys.argv[1:] if argv is None else argv)],
-            "settings": {
-                "full": args.full,
-                "ops": _split(args.ops),
-                "sizes": sorted({size.label for _, size in rows_to_run}),
-                "threads": args.threads,
-                "budget_seconds": budget,
-                "dtype": "float64",
-                "peers": peer_names,
-            },
-            "environment": environment,
-            "legend": LEGEND,
-            "rows": [row.as_dict() for row in rows],
-            "wall_time_seconds": wall,
+        settings = {
+            "full": args.full,
+            "ops": _split(args.ops),
+            "sizes": sorted({size.label for _, size in rows_to_run}),
+            "threads": args.threads,
+            "budget_seconds": budget,
+            "dtype": "float64",
+            "peers": peer_names,
         }
-        Path(args.json).write_text(json.dumps(document, indent=2, default=str) + "\n")
+        command = sys.argv[1:] if argv is None else argv
+        _write_json(args.json, command, settings, environment, rows, wall)
         print(f"Results written to {args.json}.")
     if args.plot:
         from bench.plot import plot_speedups
