@@ -112,8 +112,8 @@ class Case:
     kwargs
         Keyword arguments of ``function`` (never differentiated).
     jax, torch
-        Given ``jax.numpy`` (``torch``), the peer's version of ``function``; ``None`` when the
-        peer has none. The harness builds ``jax.vjp``/``jax.jvp`` under ``jit`` and
+        Given the ``jax`` (``torch``) module, the peer's version of ``function``, e.g.
+        ``lambda jax: jax.numpy.linalg.cholesky``; ``None`` when the peer has none. The harness builds ``jax.vjp``/``jax.jvp`` under ``jit`` and
         ``torch.autograd.grad``/``torch.func.jvp`` from it.
     rtol
         Agreement tolerance: ``allclose(ours, reference, rtol, atol=rtol * max|reference|)``.

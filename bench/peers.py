@@ -1,6 +1,6 @@
 """JAX and PyTorch as peers: loaded lazily, thread counts fixed, runners built from a case.
 
-A case names the peer's version of its function (``jax=lambda jnp: jnp.linalg.cholesky``);
+A case names the peer's version of its function (``jax=lambda jax: jax.numpy.linalg.cholesky``);
 :class:`Peer` turns that into a timed runner the same way for every case:
 
 * pullback, forward outputs given (like ours): JAX ``y, vjp = jax.vjp(f, *args)`` once, then
@@ -22,7 +22,7 @@ import contextlib
 import functools
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -47,7 +47,6 @@ class Peer:
     module: Any
     version: str
     threads: str
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def report(self) -> dict[str, Any]:
         """JSON-ready: name, version, thread setting and a one-line status."""
@@ -64,7 +63,7 @@ class Peer:
 
     def runner(self, case: Case, inputs: Inputs) -> Runner:
         """The timed runner of ``case`` on ``inputs`` (see the module docstring)."""
-        function = getattr(case, self.name)(self.extra.get("namespace", self.module))
+        function = getattr(case, self.name)(self.module)
         if case.kwargs:
             function = functools.partial(function, **case.kwargs)
         build = {
@@ -109,17 +108,12 @@ def _load_jax(threads: int) -> Peer:
             os.environ["XLA_FLAGS"] = f"{flags} {_XLA_ONE_THREAD}".strip()
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     import jax
-    import jax.numpy as jnp
+    import jax.numpy
+    import jax.scipy.linalg  # cases name e.g. jax.scipy.linalg.expm
 
     jax.config.update("jax_enable_x64", True)
     setting = f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}" if threads == 1 else "XLA default"
-    return Peer(
-        "jax",
-        jax,
-        jax.__version__,
-        f"{setting}, backend {jax.default_backend()}",
-        {"namespace": jnp},
-    )
+    return Peer("jax", jax, jax.__version__, f"{setting}, backend {jax.default_backend()}")
 
 
 def _load_torch(threads: int) -> Peer:

@@ -71,7 +71,7 @@ CASES = [
         np.linalg.cholesky,
         inputs=_pullback_inputs,
         reference=cholesky_pullback_numpy,
-        jax=lambda jnp: jnp.linalg.cholesky,
+        jax=lambda jax: jax.numpy.linalg.cholesky,
         torch=lambda torch: torch.linalg.cholesky,
     ),
     pushforward_case(
@@ -80,7 +80,7 @@ CASES = [
         np.linalg.cholesky,
         inputs=_pushforward_inputs,
         reference=cholesky_pushforward_numpy,
-        jax=lambda jnp: jnp.linalg.cholesky,
+        jax=lambda jax: jax.numpy.linalg.cholesky,
         torch=lambda torch: torch.linalg.cholesky,
     ),
 ]

@@ -48,7 +48,7 @@ CASES = [
         np.matmul,
         inputs=_pullback_inputs,
         reference=matmul_pullback_numpy,
-        jax=lambda jnp: jnp.matmul,
+        jax=lambda jax: jax.numpy.matmul,
         torch=lambda torch: torch.matmul,
     ),
     pushforward_case(
@@ -57,7 +57,7 @@ CASES = [
         np.matmul,
         inputs=_pushforward_inputs,
         reference=matmul_pushforward_numpy,
-        jax=lambda jnp: jnp.matmul,
+        jax=lambda jax: jax.numpy.matmul,
         torch=lambda torch: torch.matmul,
     ),
 ]
