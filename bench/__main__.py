@@ -1,4 +1,4 @@
-"""``python -m bench``: time this project's kernel-backed rules against plain numpy (and peers).
+"""``python -m bench``: time this project's matrix rules against plain numpy (and peers).
 
 Run from the repository root after ``python -m pip install ".[bench]"``. The default quick set
 takes about a minute on 2 cores (plus kernel compilation on a fresh machine); ``--full`` runs
