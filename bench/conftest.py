@@ -1,0 +1,22 @@
+"""pytest-benchmark plumbing: the options, and thread counts fixed before numpy loads.
+
+``python -m pytest bench --benchmark-only [--bench-threads N] [--bench-peers]``. The thread
+variables are set in ``pytest_configure``, before the test modules (and numpy) are imported;
+:func:`bench.environment.limit_threads` enforces them again once numpy is loaded.
+"""
+
+from bench.environment import set_thread_variables
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("bench", "tangent-algebra benchmarks")
+    group.addoption(
+        "--bench-threads", type=int, default=1, help="BLAS, Numba and peer threads (default 1)"
+    )
+    group.addoption(
+        "--bench-peers", action="store_true", help="also time JAX and PyTorch when installed"
+    )
+
+
+def pytest_configure(config):
+    set_thread_variables(config.getoption("--bench-threads"))

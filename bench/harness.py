@@ -1,0 +1,283 @@
+"""One row of the benchmark: a case at one size, checked against its reference, then timed.
+
+:func:`prepare` builds the inputs, makes the first call of this project's path (timed alone: on
+a cold Numba cache this is where kernels compile), checks the result against the reference
+formula, and returns the callables to time. :func:`run_case` adds the timing and turns any
+failure into a row marked ``FAILED`` (disagreement) or ``ERROR`` (exception) instead of a time.
+The pytest-benchmark files use :func:`prepare` and time the same callables.
+
+The timed callables of a row:
+
+* ``ours``: pullback cases, the pullback returned by ``rrule(f, *args)``, called on the
+  cotangent (forward outputs given); pushforward cases, the whole ``frule`` call.
+* ``total`` (pullback cases only): ``rrule(f, *args)`` and its pullback, the user's full call.
+* ``numpy``: the case's reference formula. ``forward``: ``f(*args)`` alone.
+* ``jax``, ``torch``: the peers' runners (:mod:`bench.peers`), when loaded and in agreement.
+
+Every result is materialised inside the timed call: thunks are evaluated, so a lazy pullback
+does not look fast by doing nothing.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bench.case import Case, Inputs, Size
+from bench.peers import Peer
+from bench.timing import Timing, first_call, measure
+from rules import frule, rrule  # importing rules registers every rule set
+from tangents import NoTangent, Tangent, unthunk
+
+__all__ = ["Disagreement", "PeerResult", "Prepared", "Row", "compare", "prepare", "run_case"]
+
+
+class Disagreement(AssertionError):
+    """This project's result differs from the reference formula beyond the case's tolerance."""
+
+    def __init__(self, message: str, max_error: float) -> None:
+        super().__init__(message)
+        self.max_error = max_error
+
+
+@dataclass
+class PeerResult:
+    """How a peer fared on a row: ``status`` is ``ok``, ``mismatch``, ``error`` or ``n/a``."""
+
+    status: str
+    message: str = ""
+    max_error: float | None = None
+
+
+@dataclass
+class Prepared:
+    """A row ready to time: its inputs, the callables, and what the first calls showed.
+
+    ``first_calls`` holds each callable's first call in seconds; for ``ours`` that is the first
+    ``rrule`` + pullback (or ``frule``) call of the process for this case and size.
+    """
+
+    case: Case
+    size: Size
+    inputs: Inputs
+    callables: dict[str, Callable[[], Any]]
+    first_calls: dict[str, float]
+    max_error: float
+    peers: dict[str, PeerResult] = field(default_factory=dict)
+
+
+@dataclass
+class Row:
+    """The outcome of a case at one size: timings, or why there are none."""
+
+    case: Case
+    size: Size
+    status: str
+    message: str = ""
+    timings: dict[str, Timing] = field(default_factory=dict)
+    first_calls: dict[str, float] = field(default_factory=dict)
+    max_error: float | None = None
+    peers: dict[str, PeerResult] = field(default_factory=dict)
+
+    def best(self, name: str) -> float | None:
+        """The best per-call time of callable ``name``, or ``None`` if it was not timed."""
+        timing = self.timings.get(name)
+        return None if timing is None else timing.best
+
+    @property
+    def speedup(self) -> float | None:
+        """``numpy / ours``: how many times faster this project is than the plain formula."""
+        return _ratio(self.best("numpy"), self.best("ours"))
+
+    @property
+    def forward_ratio(self) -> float | None:
+        """``ours / forward``: the pullback (or frule) in units of the forward operation."""
+        return _ratio(self.best("ours"), self.best("forward"))
+
+    def first_call(self, name: str = "ours") -> float | None:
+        """First call minus steady state (compilation or cache loading), at least 0."""
+        steady = "total" if name == "ours" and "total" in self.timings else name
+        if name not in self.first_calls or steady not in self.timings:
+            return None
+        return max(0.0, self.first_calls[name] - self.timings[steady].best)
+
+    def peer_ratio(self, name: str) -> float | None:
+        """``peer / ours``: how many times faster this project is than the peer."""
+        return _ratio(self.best(name), self.best("ours"))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form of the row."""
+        return {
+            "case": self.case.name,
+            "operation": self.case.op,
+            "kind": self.case.kind,
+            "topic": self.case.topic,
+            "size": self.size.label,
+            "n": self.size.n,
+            "batch": self.size.batch,
+            "status": self.status,
+            "message": self.message,
+            "tolerance": {"rtol": self.case.rtol, "atol": "rtol * max|reference|"},
+            "max_error": self.max_error,
+            "times": {name: timing.as_dict() for name, timing in self.timings.items()},
+            "speedup": self.speedup,
+            "ours_over_forward": self.forward_ratio,
+            "first_call": self.first_call(),
+            "peers": {
+                name: {
+                    "status": peer.status,
+                    "message": peer.message,
+                    "max_error": peer.max_error,
+                    "first_call": self.first_call(name),
+                    "peer_over_ours": self.peer_ratio(name),
+                }
+                for name, peer in self.peers.items()
+            },
+        }
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def flatten(value: Any) -> tuple[np.ndarray, ...]:
+    """Arrays of a result: thunks evaluated, tuples and structural ``Tangent``s flattened."""
+    value = unthunk(value)
+    if isinstance(value, Tangent):
+        backing = value.backing
+        value = tuple(backing.values() if isinstance(backing, dict) else backing)
+    if isinstance(value, tuple | list):
+        return tuple(a for v in value for a in flatten(v))
+    return (np.asarray(value),)
+
+
+def compare(
+    ours: Sequence[np.ndarray], reference: Sequence[np.ndarray], rtol: float
+) -> tuple[bool, float]:
+    """Whether ``ours`` matches ``reference``, and the largest error relative to ``max|ref|``.
+
+    Each pair must have equal shapes and pass ``allclose(o, r, rtol, atol=rtol * max|r|)``; NaN
+    never agrees.
+    """
+    if len(ours) != len(reference):
+        return False, float("inf")
+    worst, ok = 0.0, True
+    for o, r in zip(ours, reference, strict=True):
+        if np.shape(o) != np.shape(r):
+            return False, float("inf")
+        scale = float(np.max(np.abs(r), initial=0.0)) or 1.0
+        error = float(np.max(np.abs(np.asarray(o) - r), initial=0.0)) / scale
+        worst = max(worst, error if np.isfinite(error) else float("inf"))
+        ok = ok and bool(np.allclose(o, r, rtol=rtol, atol=rtol * scale))
+    return ok, worst
+
+
+def _seed(case: Case, size: Size) -> int:
+    """A fixed seed per row, so every run and every process times the same matrices."""
+    return zlib.crc32(f"{case.name} {size.label}".encode())
+
+
+def _ours(case: Case, inputs: Inputs) -> tuple[dict[str, Callable[[], Any]], float, Any]:
+    """This project's callables, the first call's seconds and its result (flattened)."""
+    f, args, kwargs = case.function, inputs.args, case.kwargs
+    name = getattr(f, "__name__", repr(f))
+    if case.kind == "pullback":
+        cotangent = inputs.cotangent
+
+        def total() -> tuple[np.ndarray, ...]:
+            rule = rrule(f, *args, **kwargs)
+            if rule is None:
+                raise LookupError(f"no rrule is registered for {name}")
+            return flatten(rule[1](cotangent)[1:])
+
+        seconds, result = first_call(total)
+        _, pullback = rrule(f, *args, **kwargs)
+
+        def ours() -> tuple[np.ndarray, ...]:
+            return flatten(pullback(cotangent)[1:])
+
+        return {"ours": ours, "total": total}, seconds, result
+
+    tangents = (NoTangent(), *inputs.tangents)
+
+    def pushforward() -> tuple[np.ndarray, ...]:
+        rule = frule(tangents, f, *args, **kwargs)
+        if rule is None:
+            raise LookupError(f"no frule is registered for {name}")
+        return flatten(rule)
+
+    seconds, result = first_call(pushforward)
+    return {"ours": pushforward}, seconds, result
+
+
+def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
+    """Build a row's inputs and callables; make and check the first calls.
+
+    Raises :class:`Disagreement` when this project's result differs from the reference. A peer
+    that disagrees or fails is recorded in ``Prepared.peers`` and left out of the callables.
+    """
+    inputs = case.inputs(size, np.random.default_rng(_seed(case, size)))
+    inputs.output = case.forward(inputs)
+    callables, seconds, result = _ours(case, inputs)
+    reference = flatten(case.reference(inputs))
+    ok, error = compare(result, reference, case.rtol)
+    if not ok:
+        raise Disagreement(
+            f"{case.name} at {size.label}: max |ours - reference| / max |reference| = "
+            f"{error:.3g} exceeds rtol {case.rtol:g}",
+            error,
+        )
+    callables["numpy"] = lambda: case.reference(inputs)
+    callables["forward"] = lambda: case.forward(inputs)
+    first_calls = {"ours": seconds}
+    peer_results: dict[str, PeerResult] = {}
+    for peer in peers:
+        if not peer.supports(case):
+            peer_results[peer.name] = PeerResult("n/a", f"the case names no {peer.name} version")
+            continue
+        try:
+            run, fetch = peer.runner(case, inputs)
+            peer_seconds, out = first_call(run)
+            peer_ok, peer_error = compare(fetch(out), reference, case.rtol)
+        except Exception as exc:  # noqa: BLE001 (a failing peer is reported, the row goes on)
+            peer_results[peer.name] = PeerResult("error", f"{type(exc).__name__}: {exc}")
+            continue
+        if not peer_ok:
+            peer_results[peer.name] = PeerResult(
+                "mismatch", f"max relative error {peer_error:.3g}", peer_error
+            )
+            continue
+        peer_results[peer.name] = PeerResult("ok", max_error=peer_error)
+        callables[peer.name] = run
+        first_calls[peer.name] = peer_seconds
+    return Prepared(case, size, inputs, callables, first_calls, error, peer_results)
+
+
+def run_case(case: Case, size: Size, *, budget: float, peers: Iterable[Peer] = ()) -> Row:
+    """Prepare, check and time one row; failures become ``FAILED``/``ERROR`` rows, never raise.
+
+    ``budget`` is the timing budget in seconds per timed callable (see :func:`measure`).
+    """
+    try:
+        prepared = prepare(case, size, peers)
+    except Disagreement as exc:
+        return Row(case, size, "FAILED", str(exc), max_error=exc.max_error)
+    except Exception as exc:  # noqa: BLE001 (any failure becomes an ERROR row, the run goes on)
+        return Row(case, size, "ERROR", f"{type(exc).__name__}: {exc}")
+    try:
+        timings = measure(prepared.callables, budget)
+    except Exception as exc:  # noqa: BLE001 (as above)
+        return Row(case, size, "ERROR", f"while timing: {type(exc).__name__}: {exc}")
+    return Row(
+        case,
+        size,
+        "ok",
+        timings=timings,
+        first_calls=prepared.first_calls,
+        max_error=prepared.max_error,
+        peers=prepared.peers,
+    )

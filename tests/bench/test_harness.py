@@ -1,0 +1,58 @@
+"""The benchmark harness checks a row against its reference before timing it."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from bench.case import Size
+from bench.cases import products, select
+from bench.harness import compare, run_case
+
+MATMUL_PULLBACK = products.CASES[0]
+
+
+def test_a_disagreeing_reference_marks_the_row_failed_without_a_time():
+    def wrong(inputs):
+        A_bar, B_bar = products.matmul_pullback_numpy(inputs)
+        return 1.01 * A_bar, B_bar
+
+    case = dataclasses.replace(MATMUL_PULLBACK, reference=wrong)
+    row = run_case(case, Size(4), budget=0.01)
+    assert row.status == "FAILED"
+    assert row.timings == {}
+    assert row.speedup is None
+    assert 0.005 < row.max_error < 0.02
+    assert "exceeds rtol" in row.message
+
+
+def test_an_agreeing_row_has_every_timing_and_its_first_call():
+    row = run_case(MATMUL_PULLBACK, Size(4), budget=0.01)
+    assert row.status == "ok", row.message
+    assert set(row.timings) == {"ours", "total", "numpy", "forward"}
+    assert row.first_call() >= 0
+    assert row.as_dict()["speedup"] == pytest.approx(row.best("numpy") / row.best("ours"))
+
+
+def test_an_exception_becomes_an_error_row():
+    def broken(size, rng):
+        raise RuntimeError("no inputs today")
+
+    row = run_case(dataclasses.replace(MATMUL_PULLBACK, inputs=broken), Size(4), budget=0.01)
+    assert row.status == "ERROR"
+    assert "no inputs today" in row.message
+
+
+def test_compare_requires_equal_shapes_and_rejects_nan():
+    a = np.ones((2, 2))
+    assert compare((a,), (a,), 1e-7) == (True, 0.0)
+    assert not compare((a,), (np.ones((2, 3)),), 1e-7)[0]
+    assert not compare((a * np.nan,), (a,), 1e-7)[0]
+    assert not compare((a, a), (a,), 1e-7)[0]
+
+
+def test_select_defaults_to_the_quick_set_and_names_valid_sizes():
+    labels = {size.label for _, size in select()}
+    assert labels == {"4", "10000x4", "1000x16", "256"}
+    assert {size.label for _, size in select(full=True)} >= {"16", "1024"}
+    with pytest.raises(ValueError, match="valid: 4, 16, 256, 1024, 10000x4, 1000x16"):
+        select(sizes=["5"])
