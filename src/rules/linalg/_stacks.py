@@ -83,6 +83,6 @@ def check_shape(function: str, what: str, value: Any, shape: tuple[int, ...]) ->
 
 def adjoint(X: Any) -> Any:
     """``X^H`` over the last two axes; no conjugation (no copy) for real ndarrays."""
-    if isinstance(X, np.ndarray) and not np.iscomplexobj(X):
+    if type(X) is np.ndarray and X.dtype.kind != "c":
         return X.mT
     return X.conj().mT

@@ -72,11 +72,20 @@ def matmul_rrule(A: Any, B: Any) -> tuple[Any, Any]:
     C = _matmul(A, B)
     project_A, project_B = ProjectTo(A), ProjectTo(B)
     C_shape = np.shape(C)
+    # Two plain matrices: the pullback is two BLAS products, with no dispatch in the way.
+    matrices = type(A) is np.ndarray and type(B) is np.ndarray and A.ndim == B.ndim == 2
+    stacks = type(A) is np.ndarray and type(B) is np.ndarray and A.ndim >= 3
 
     def matmul_pullback(C_bar: Any) -> tuple[Any, Any, Any]:
         C_bar = unthunk(C_bar)
         check_shape("np.matmul pullback", "the cotangent", C_bar, C_shape)
-        operands = kernel_operands(A, B, C_bar)
+        if matrices:
+            return (
+                NoTangent(),
+                project_A(_matmul(C_bar, adjoint(B))),
+                project_B(_matmul(adjoint(A), C_bar)),
+            )
+        operands = kernel_operands(A, B, C_bar) if stacks else None
         if operands is not None and _small_stack(*operands):
             A_k, B_k, C_bar_k = operands
             A_bar, B_bar = kproducts.matmul_pullback_batched(
@@ -117,7 +126,8 @@ def matmul_frule(tangents: tuple[Any, Any, Any], A: Any, B: Any) -> tuple[Any, A
     r"""Forward rule for ``C = A @ B``: :math:`\dot C = \dot A B + A \dot B`."""
     _, A_dot, B_dot = (unthunk(t) for t in tangents)
     C = _matmul(A, B)
-    operands = kernel_operands(A, B, A_dot, B_dot)
+    stacks = type(A) is np.ndarray and type(B) is np.ndarray and A.ndim >= 3
+    operands = kernel_operands(A, B, A_dot, B_dot) if stacks else None
     if operands is not None and _small_stack(*operands):
         A_k, B_k, A_dot_k, B_dot_k = operands
         C_dot = kproducts.matmul_pushforward_batched(
