@@ -104,6 +104,8 @@ def _pullback_formula(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
 
 def cholesky_pushforward_array(L: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
     """``L_dot = L Phi(L^-1 A_dot L^-H)`` for lower ``L`` and a Hermitian ndarray ``A_dot``."""
+    if L.ndim == 2 and L.shape[0] < kcholesky.PUSHFORWARD_BLOCKED_MIN_N and _fits(L, A_dot):
+        return kcholesky.cholesky_pushforward(L, A_dot)  # one small matrix, no copies
     operands = kernel_operands(L, A_dot, dtype=L.dtype)
     if operands is None:
         X = sla.solve_triangular(L, A_dot, lower=True)  # L^-1 A_dot
