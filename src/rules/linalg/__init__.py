@@ -1,5 +1,5 @@
 """Rules for numpy and scipy linear algebra, one file per topic; importing registers them."""
 
-from rules.linalg import cholesky, products, qr
+from rules.linalg import cholesky, lu, products, qr
 
-__all__ = ["cholesky", "products", "qr"]
+__all__ = ["cholesky", "lu", "products", "qr"]
