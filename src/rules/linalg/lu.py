@@ -116,7 +116,7 @@ def _pullback_formula(
     W = np.empty((*L.shape[:-2], m, U.shape[-1]), dtype=np.result_type(L, L_bar, U_bar))
     W[..., :k, :k] = np.tril(G, -1) + np.triu(H)
     W[..., :k, k:] = U_bar[..., k:]  # wide
-    W[..., k:, :] = L_bar[..., k:, :]  # tall
+    W[..., k:, :k] = L_bar[..., k:, :]  # tall
     W[..., :k] = adjoint(np.linalg.solve(U1, adjoint(W[..., :k])))  # W[:, :k] U1^-H
     W[..., :k, :] = np.linalg.solve(adjoint(L1), W[..., :k, :])  # L1^-H W[:k]
     return _rows(W, perm).astype(L.dtype, copy=False)
@@ -173,9 +173,9 @@ class _Factors:
         self.name, self.L, self.U = name, L, U
         self.perm = perm.astype(np.int32, copy=False)  # int64 for 1x1 from scipy
         self.shape = (*L.shape[:-1], U.shape[-1])
-        zero = np.diagonal(U, axis1=-2, axis2=-1) == 0
         self.last_zero = self.bad = None
-        if zero.any():
+        if not np.diagonal(U, 0, -2, -1).all():  # some pivot is zero
+            zero = np.diagonal(U, 0, -2, -1) == 0
             m, n = self.shape[-2:]
             last_only = zero[..., -1] & ~zero[..., :-1].any(axis=-1)
             if m > n:
@@ -307,8 +307,7 @@ def _scipy_lu(
         return (_rows(L, factors.perm), U), factors
     if p_indices:
         return (perm, L, U), factors
-    P = np.zeros((*perm.shape, perm.shape[-1]), dtype=L.real.dtype)
-    np.put_along_axis(P, factors.perm[..., None], 1, axis=-1)  # A = P L U: P[i, perm[i]] = 1
+    P = np.eye(perm.shape[-1], dtype=L.real.dtype)[perm]  # A = P L U: P[i, perm[i]] = 1
     return (P, L, U), factors
 
 

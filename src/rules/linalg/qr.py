@@ -171,10 +171,9 @@ def _completion_solve(name: str, C: np.ndarray, B: np.ndarray, adjoint_c: bool) 
         return np.linalg.solve(adjoint(C) if adjoint_c else C, B)
     except np.linalg.LinAlgError:
         raise np.linalg.LinAlgError(
-            f"{name}: the extra columns of the complete Q are not differentiable at this A "
-            f"(a Householder reflector is the identity: a column of A of shape "
-            f"{(*C.shape[:-1], C.shape[-1])} is already zero below the diagonal, where numpy's Q "
-            "and R jump)"
+            f"{name}: the extra columns of the complete Q are not differentiable at this A: a "
+            "Householder reflector is the identity (a column of A is already zero below the "
+            "diagonal), where numpy's Q and R jump"
         ) from None
 
 
@@ -209,10 +208,12 @@ def _completion_pushforward(name: str, Q: np.ndarray, Q1_dot: np.ndarray, k: int
 
 def _check_rank(name: str, R1: np.ndarray, shape: tuple[int, ...]) -> None:
     """Raise ``LinAlgError`` when ``R1`` has an exact zero on its diagonal (rank-deficient ``A``)."""
-    zero = np.diagonal(R1, axis1=-2, axis2=-1) == 0
-    if zero.any():
+    if np.diagonal(R1, 0, -2, -1).all():
+        return
+    zero = np.diagonal(R1, 0, -2, -1) == 0
+    if zero.any():  # not NaN
         where = np.argwhere(zero)[0]
-        at = f" (matrix {tuple(where[:-1])} of the stack)" if len(where) > 1 else ""
+        at = f" (matrix {tuple(int(w) for w in where[:-1])} of the stack)" if len(where) > 1 else ""
         raise np.linalg.LinAlgError(
             f"{name}: R[{where[-1]}, {where[-1]}] is zero{at}: A of shape {shape} is rank "
             "deficient and its QR factorization has no derivative there (the matching column "
@@ -250,7 +251,7 @@ class _Factors:
         elif self.complete:
             Q2_bar = Q_bar[..., self.k :]
             Q_bar = Q_bar[..., : self.k] + _completion_pullback(
-                f"{self.name} pullback", self.Q, Q2_bar, self.k
+                f"{self.name} pullback (A of shape {self.shape})", self.Q, Q2_bar, self.k
             )
         return qr_pullback_array(self.Q1, self.R1, Q_bar, R_bar)
 
@@ -271,7 +272,8 @@ class _Factors:
         Q1_dot, R1_dot = qr_pushforward_array(self.Q1, self.R1, np.asarray(A_dot))
         if not self.complete:
             return Q1_dot, R1_dot
-        Q2_dot = _completion_pushforward(f"{self.name} pushforward", self.Q, Q1_dot, self.k)
+        name = f"{self.name} pushforward (A of shape {self.shape})"
+        Q2_dot = _completion_pushforward(name, self.Q, Q1_dot, self.k)
         R_dot = np.zeros((*self.shape[:-2], self.shape[-2], self.shape[-1]), dtype=R1_dot.dtype)
         R_dot[..., : self.k, :] = R1_dot
         return np.concatenate((Q1_dot, Q2_dot.astype(Q1_dot.dtype, copy=False)), axis=-1), R_dot
