@@ -53,7 +53,14 @@ import scipy.linalg as sla
 from kernels import lu as klu
 from rules.broadcasting import unbroadcast
 from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
-from rules.linalg._stacks import adjoint, as_stack, check_shape, kernel_operands, unstack
+from rules.linalg._stacks import (
+    adjoint,
+    as_stack,
+    check_shape,
+    kernel_dtype,
+    kernel_operands,
+    unstack,
+)
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
@@ -236,15 +243,21 @@ def _split_pullback(
     Z_bar = np.linalg.solve(adjoint(L), np.asarray(U_bar[..., j:], dtype=dtype))
     if j == 0:  # a single row: U = A
         return _rows(Z_bar, perm)
-    identity = np.broadcast_to(np.arange(L.shape[-2], dtype=np.int32), perm.shape)
     X_bar = lu_pullback_array(
         np.ascontiguousarray(L[..., :j]),
         np.ascontiguousarray(U[..., :j, :j]),
-        np.ascontiguousarray(identity),
+        _identity(perm),
         np.ascontiguousarray(L_bar[..., :j] - Z_bar @ adjoint(U[..., :j, j:])),
         np.ascontiguousarray(U_bar[..., :j, :j], dtype=dtype),
     )
     return _rows(np.concatenate((X_bar, Z_bar), axis=-1), perm)
+
+
+def _identity(perm: np.ndarray) -> np.ndarray:
+    """Identity permutations like ``perm`` (a new, writeable int32 array, as kernels expect)."""
+    identity = np.empty(perm.shape, dtype=np.int32)
+    identity[...] = np.arange(perm.shape[-1], dtype=np.int32)
+    return identity
 
 
 def _split_pushforward(
@@ -256,11 +269,10 @@ def _split_pushforward(
     L_dot = np.zeros(L.shape, dtype=dtype)
     U_dot = np.zeros(U.shape, dtype=dtype)
     if j > 0:
-        identity = np.broadcast_to(np.arange(L.shape[-2], dtype=np.int32), perm.shape)
         L_dot[..., :j], U_dot[..., :j, :j] = lu_pushforward_array(
             np.ascontiguousarray(L[..., :j]),
             np.ascontiguousarray(U[..., :j, :j]),
-            np.ascontiguousarray(identity),
+            _identity(perm),
             np.ascontiguousarray(X[..., :j]),
         )
     U_dot[..., j:] = np.linalg.solve(L, X[..., j:] - L_dot @ U[..., j:])  # L^-1 (Z_dot - L_dot U_Z)
@@ -448,22 +460,30 @@ def lu_factor_frule(
 def _solve(lu: np.ndarray, piv: np.ndarray, B: np.ndarray, trans: int) -> np.ndarray:
     """``op(A)^-1 B`` for stacks ``B`` (..., n, r) from the factors, broadcast against ``lu``.
 
-    One matrix: LAPACK ``getrs``; a stack: ``kernels.lu.lu_solve_batched`` (one compiled call
-    instead of scipy's Python loop over the stack).
+    One matrix: LAPACK ``getrs``; a stack of small matrices: ``kernels.lu.lu_solve_batched``
+    (one compiled call instead of scipy's Python loop over the stack).
     """
-    if lu.ndim == 2 and B.ndim == 2:
+    n = lu.shape[-1]
+    if (lu.ndim == 2 and B.ndim == 2) or n > klu.LU_CROSSOVER_N:
         return sla.lu_solve((lu, piv), B, trans=trans, check_finite=False)
     batch = np.broadcast_shapes(lu.shape[:-2], piv.shape[:-1], B.shape[:-2])
-    n = lu.shape[-1]
-    operands = kernel_operands(
-        np.broadcast_to(lu, (*batch, n, n)), np.broadcast_to(B, (*batch, *B.shape[-2:]))
-    )
-    if operands is None:
+    dtype = kernel_dtype(lu.dtype, B.dtype)
+    if dtype is None:
         return sla.lu_solve((lu, piv), B, trans=trans, check_finite=False)
-    lu_k, B_k = operands
-    piv_k = np.ascontiguousarray(np.broadcast_to(piv, (*batch, n)), dtype=np.int32)
+    lu_k = _broadcast(lu, (*batch, n, n), dtype)
+    piv_k = _broadcast(piv, (*batch, n), np.dtype(np.int32))
+    B_k = _broadcast(B, (*batch, *B.shape[-2:]), dtype)
     X = klu.lu_solve_batched(as_stack(lu_k), piv_k.reshape(-1, n), as_stack(B_k), trans)
     return unstack(X, B_k.shape)
+
+
+def _broadcast(x: np.ndarray, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
+    """``x`` broadcast to ``shape`` as a writeable C-contiguous array of ``dtype`` (for kernels)."""
+    if x.shape == shape and x.dtype == dtype and x.flags.c_contiguous and x.flags.writeable:
+        return x
+    out = np.empty(shape, dtype=dtype)
+    out[...] = x
+    return out
 
 
 _ADJOINT_TRANS = {0: 2, 2: 0}
