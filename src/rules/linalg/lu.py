@@ -206,6 +206,8 @@ class _Factors:
     def pullback(self, L_bar: Any, U_bar: Any) -> np.ndarray:
         """``A_bar`` from ndarray (or zero) cotangents of ``L`` and ``U``."""
         self._check("pullback")
+        if 0 in self.shape:  # an empty A (or stack)
+            return np.zeros(self.shape, dtype=self.L.dtype)
         L_bar = np.zeros_like(self.L) if L_bar is None else L_bar
         U_bar = np.zeros_like(self.U) if U_bar is None else U_bar
         A_bar = lu_pullback_array(self.L, self.U, self.perm, L_bar, U_bar)
@@ -220,6 +222,8 @@ class _Factors:
         """``(L_dot, U_dot)`` for an ndarray ``A_dot``."""
         self._check("pushforward")
         check_shape(f"{self.name} pushforward", "the tangent of A", A_dot, self.shape)
+        if 0 in self.shape:
+            return np.zeros_like(self.L), np.zeros_like(self.U)
         L_dot, U_dot = lu_pushforward_array(self.L, self.U, self.perm, A_dot)
         if self.last_zero is not None:
             at = self.last_zero

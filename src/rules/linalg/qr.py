@@ -242,6 +242,8 @@ class _Factors:
         _check_rank(f"{self.name} pullback", self.R1, self.shape)
         Q_bar = self._array(Q_bar, self.Q.shape, "Q")
         R_bar = self._array(R_bar, self.R_shape, "R")
+        if 0 in self.shape:  # an empty A (or stack)
+            return np.zeros(self.shape, dtype=self.Q.dtype)
         if R_bar is None:
             R_bar = np.zeros_like(self.R1)
         elif R_bar.shape[-2] > self.k:  # complete R's zero rows are constant
@@ -269,6 +271,8 @@ class _Factors:
         _check_rank(f"{self.name} pushforward", self.R1, self.shape)
         A_dot = as_array_cotangent(A_dot, f"{self.name}'s pushforward")
         check_shape(f"{self.name} pushforward", "the tangent of A", A_dot, self.shape)
+        if 0 in self.shape:
+            return np.zeros_like(self.Q), np.zeros(self.R_shape, dtype=self.Q.dtype)
         Q1_dot, R1_dot = qr_pushforward_array(self.Q1, self.R1, np.asarray(A_dot))
         if not self.complete:
             return Q1_dot, R1_dot

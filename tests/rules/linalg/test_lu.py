@@ -200,3 +200,12 @@ def test_cotangent_of_the_permutation_is_ignored(pivoted):
         pullback((np.ones((4, 4)), L_bar, ZeroTangent()))[1],
         pullback(Tangent(tuple, ZeroTangent(), L_bar, ZeroTangent()))[1],
     )
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0), (0, 3), (2, 0, 0)])
+def test_empty_matrices(shape):
+    A = np.zeros(shape)
+    y, pullback = rrule(sla.lu, A)
+    assert pullback((ZeroTangent(), np.ones_like(y[1]), np.ones_like(y[2])))[1].shape == shape
+    _, y_dot = frule((NoTangent(), A), sla.lu, A)
+    assert y_dot[2].shape == y[2].shape

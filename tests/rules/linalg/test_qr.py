@@ -143,3 +143,13 @@ def test_nan_in_nan_out():
         warnings.simplefilter("error")
         _, pullback = rrule(sla.qr, A, mode="r", check_finite=False)
         assert np.isnan(pullback((np.ones((3, 3)),))[1]).any()
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0), (0, 3), (2, 0, 0)])
+def test_empty_matrices(shape):
+    A = np.zeros(shape)
+    for mode in ("reduced", "complete"):
+        y, pullback = rrule(np.linalg.qr, A, mode)
+        assert pullback((np.ones_like(y.Q), np.ones_like(y.R)))[1].shape == shape
+        _, y_dot = frule((NoTangent(), A, NoTangent()), np.linalg.qr, A, mode)
+        assert y_dot.Q.shape == y.Q.shape
