@@ -381,27 +381,37 @@ def lu_frule(
 # --- scipy.linalg.lu_factor ----------------------------------------------------------------------
 
 
-def _perm_from_piv(piv: np.ndarray, m: int) -> np.ndarray:
-    """Row indices ``perm`` with ``A = L[perm] @ U`` from LAPACK's 0-based row swaps ``piv``."""
+def _row_order(piv: np.ndarray, m: int) -> np.ndarray:
+    """``order`` with ``(P^T A)[i] = A[order[i]]``, from LAPACK's 0-based row swaps ``piv``.
+
+    ``perm = _inverse(order)`` gives ``A = L[perm] @ U``.
+    """
     batch = piv.shape[:-1]
-    order = np.broadcast_to(np.arange(m, dtype=np.int32), (*batch, m)).copy()
-    order = order.reshape(-1, m)
-    swaps = piv.reshape(-1, piv.shape[-1])
-    rows = np.arange(order.shape[0])
-    for j in range(swaps.shape[-1]):  # rows of P^T A are A's rows in the order ``order``
+    order = np.empty((*batch, m), dtype=np.int32)
+    order[...] = np.arange(m, dtype=np.int32)
+    flat, swaps = order.reshape(-1, m), piv.reshape(-1, piv.shape[-1])
+    rows = np.arange(flat.shape[0])
+    for j in range(swaps.shape[-1]):  # the swaps in the order getrf made them
         p = swaps[:, j]
-        order[rows, j], order[rows, p] = order[rows, p], order[rows, j].copy()
-    return _inverse(order).reshape(*batch, m)
+        flat[rows, j], flat[rows, p] = flat[rows, p], flat[rows, j]
+    return order
+
+
+def _triangles(lu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The unit lower ``L`` (m, k) and upper ``U`` (k, n) packed in ``lu`` (m, n)."""
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    lower = np.tri(m, k, -1, dtype=bool)
+    L = np.where(lower, lu[..., :k], np.eye(m, k, dtype=lu.dtype))
+    U = np.where(np.tri(k, n, -1, dtype=bool), 0, lu[..., :k, :])
+    return L, U
 
 
 def _unpack(lu: np.ndarray, piv: np.ndarray) -> _Factors:
     """The factors stored in ``lu_factor``'s packed ``lu`` and ``piv``."""
-    m, n = lu.shape[-2:]
-    k = min(m, n)
-    L = np.tril(lu[..., :k], -1)
-    idx = np.arange(k)
-    L[..., idx, idx] = 1
-    return _Factors("scipy.linalg.lu_factor", _perm_from_piv(piv, m), L, np.triu(lu[..., :k, :]))
+    L, U = _triangles(lu)
+    perm = _inverse(_row_order(piv, lu.shape[-2]))
+    return _Factors("scipy.linalg.lu_factor", perm, L, U)
 
 
 @rrule.register(sla.lu_factor)
@@ -558,12 +568,16 @@ def lu_solve_rrule(
 
 
 def _packed_cotangent(lu: np.ndarray, piv: np.ndarray, p: np.ndarray, q: np.ndarray) -> Any:
-    """The cotangent of the packed ``lu`` for ``A_bar = -p q^H``: ``L_bar + U_bar``."""
-    factors = _unpack(lu, piv)
-    Pp = _rows(p, _inverse(np.broadcast_to(factors.perm, (*p.shape[:-2], lu.shape[-1]))))
-    L_bar = np.tril(Pp @ adjoint(factors.U @ q), -1)  # tril(P^T A_bar U^H, -1), negated
-    U_bar = np.triu((adjoint(factors.L) @ Pp) @ adjoint(q))  # triu(L^H P^T A_bar), negated
-    return -(L_bar + U_bar)
+    """The cotangent of the packed ``lu`` for ``A_bar = -p q^H``: ``L_bar + U_bar``.
+
+    ``L_bar = tril(P^T A_bar U^H, -1)`` and ``U_bar = triu(L^H P^T A_bar)`` fill the strict
+    lower and the upper part of ``lu`` respectively, so one ``where`` packs them.
+    """
+    L, U = _triangles(lu)
+    order = np.broadcast_to(_row_order(piv, lu.shape[-1]), (*p.shape[:-2], lu.shape[-1]))
+    Pp = _rows(p, order)  # P^T p
+    lower = np.tri(*lu.shape[-2:], -1, dtype=bool)
+    return -np.where(lower, Pp @ adjoint(U @ q), (adjoint(L) @ Pp) @ adjoint(q))
 
 
 @frule.register(sla.lu_solve)
@@ -592,8 +606,10 @@ def lu_solve_frule(
         rhs = np.broadcast_to(b_dot[..., None] if vector else b_dot, X.shape)
     if not isinstance(lu_dot, AbstractZero):
         lu_dot = np.asarray(as_array_cotangent(lu_dot, "scipy.linalg.lu_solve's pushforward"))
-        factors = _unpack(lu, piv)
-        A_dot = _rows(np.tril(lu_dot, -1) @ factors.U + factors.L @ np.triu(lu_dot), factors.perm)
+        L, U = _triangles(lu)
+        L_dot, U_dot = _triangles(lu_dot)
+        perm = _inverse(_row_order(piv, lu.shape[-1]))
+        A_dot = _rows((L_dot - np.eye(lu.shape[-1])) @ U + L @ U_dot, perm)  # P (dL U + L dU)
         op_A_dot = {0: A_dot, 1: A_dot.mT, 2: adjoint(A_dot)}[trans]
         rhs = rhs - op_A_dot @ X
     if isinstance(rhs, AbstractZero):
