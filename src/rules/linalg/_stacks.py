@@ -46,17 +46,21 @@ def kernel_operands(*xs: Any, dtype: Any = None) -> tuple[np.ndarray, ...] | Non
 
     Thunks are evaluated. Anything that is not a plain ndarray (a user's tangent type, a
     structured matrix, a zero) sends the rule down its generic path. ``dtype`` forces the
-    kernel dtype (e.g. the primal's, so that a float64 cotangent of a float32 input is cast).
+    kernel dtype (e.g. the primal's, so that a float64 cotangent of a float32 input is cast);
+    a forced dtype that has no kernels (complex64, say) also gives ``None``. Read-only arrays
+    (``np.broadcast_to`` views, say) are copied: Numba compiles a kernel separately for them.
     """
     values = tuple(x if type(x) is np.ndarray else unthunk(x) for x in xs)
     for v in values:
         if type(v) is not np.ndarray:
             return None
     target = kernel_dtype(*(v.dtype for v in values)) if dtype is None else np.dtype(dtype)
-    if target is None:
+    if target is None or target not in (_FLOAT32, _FLOAT64, _COMPLEX128):
         return None
     return tuple(
-        v if v.dtype == target and v.flags.c_contiguous else np.ascontiguousarray(v, dtype=target)
+        v
+        if v.dtype == target and v.flags.c_contiguous and v.flags.writeable
+        else np.array(v, dtype=target, order="C")
         for v in values
     )
 

@@ -57,17 +57,30 @@ def _function_space(f: Any) -> Space:
 
 
 def argument_spaces(
-    f: Any, args: tuple[Any, ...], symmetric: Iterable[int], constant: Iterable[int]
+    f: Any,
+    args: tuple[Any, ...],
+    symmetric: Iterable[int],
+    constant: Iterable[int | tuple[int, Any]],
 ) -> dict[int, Space]:
     """The tangent space of each argument (and ``-1`` for a callable object with fields)."""
     symmetric, constant = set(symmetric), set(constant)
-    for option, positions in (("symmetric", symmetric), ("constant", constant)):
+    components = {c for c in constant if isinstance(c, tuple)}
+    constant -= components
+    for option, positions in (
+        ("symmetric", symmetric),
+        ("constant", constant | {c[0] for c in components}),
+    ):
         unknown = positions - set(range(len(args)))
         if unknown:
             raise ValueError(f"{option}= names argument(s) {sorted(unknown)} that were not given")
     spaces = {
         i: space_of(x, symmetric=i in symmetric, constant=i in constant) for i, x in enumerate(args)
     }
+    for i, key in components:  # (i, key): component ``key`` of a composite argument ``i``
+        space = spaces[i]
+        if not isinstance(space, CompositeSpace) or key not in space.spaces:
+            raise ValueError(f"constant= names component {key!r} of argument {i}, which has none")
+        spaces[i] = space.holding_fixed(key)
     f_space = _function_space(f)
     if f_space.dim:
         spaces[-1] = f_space

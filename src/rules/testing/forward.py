@@ -42,7 +42,7 @@ def check_frule(
     rtol: float | None = None,
     atol: float | None = None,
     symmetric: Iterable[int] = (),
-    constant: Iterable[int] = (),
+    constant: Iterable[int | tuple[int, Any]] = (),
     fkwargs: dict[str, Any] | None = None,
     rng: Any = None,
     fd_step: float = DEFAULT_STEP,

@@ -50,7 +50,7 @@ def check_rrule(
     rtol: float | None = None,
     atol: float | None = None,
     symmetric: Iterable[int] = (),
-    constant: Iterable[int] = (),
+    constant: Iterable[int | tuple[int, Any]] = (),
     fkwargs: dict[str, Any] | None = None,
     rng: Any = None,
     fd_step: float = DEFAULT_STEP,
@@ -85,9 +85,11 @@ def check_rrule(
         Positions of ndarray inputs that ``f`` reads as symmetric (Hermitian, if complex)
         matrices: they are differenced along symmetric directions only. Structured inputs
         (``Symmetric(A)``) are recognised without this.
-    constant : iterable of int
+    constant : iterable of int or (int, key)
         Positions of inputs held fixed (integer index arrays, say): not differenced, and their
-        cotangent must be ``NoTangent()`` or ``ZeroTangent()``.
+        cotangent must be ``NoTangent()`` or ``ZeroTangent()``. A pair ``(i, key)`` holds fixed
+        only component ``key`` of a tuple (or other composite) argument ``i``, e.g. ``(0, 1)``
+        for the pivot indices in ``scipy.linalg.lu_solve((lu, piv), b)``.
     fkwargs : dict, optional
         Keyword arguments for ``f`` whose names clash with the checker's own.
     rng : numpy.random.Generator or int, optional

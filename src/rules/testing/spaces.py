@@ -16,6 +16,7 @@ Finite differences along the basis give the reference vector-Jacobian product, a
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from typing import Any
@@ -362,6 +363,14 @@ class CompositeSpace(Space):
     @property
     def is_complex(self) -> bool:
         return any(s.is_complex for s in self.spaces.values())
+
+    def holding_fixed(self, key: Any) -> CompositeSpace:
+        """A copy of this space in which component ``key`` has no tangent space (pivot indices, say)."""
+        fixed = copy.copy(self)
+        fixed.spaces = {k: EmptySpace() if k == key else s for k, s in self.spaces.items()}
+        fixed.dim = sum(s.dim for s in fixed.spaces.values())
+        fixed.ambient_size = sum(s.ambient_size for s in fixed.spaces.values())
+        return fixed
 
     def _split(self, c: np.ndarray) -> dict[Any, np.ndarray]:
         out, k = {}, 0

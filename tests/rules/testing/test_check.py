@@ -451,6 +451,33 @@ def test_constant_positions_are_not_differenced(rng, rule_for):
         check_rrule(gather, rng.standard_normal(4), np.array([0]), constant=[5])
 
 
+def test_constant_components_of_a_tuple_argument(rng, rule_for):
+    def gather_pair(pair, scale):
+        x, idx = pair
+        return scale * x[idx]
+
+    def gather_pair_rrule(pair, scale):
+        x, idx = pair
+
+        def gather_pair_pullback(y_bar):
+            y_bar = unthunk(y_bar)
+            x_bar = np.zeros_like(x)
+            np.add.at(x_bar, idx, scale * y_bar)
+            return NoTangent(), Tangent(tuple, x_bar, NoTangent()), np.vdot(x[idx], y_bar)
+
+        return gather_pair(pair, scale), gather_pair_pullback
+
+    rule_for(gather_pair, gather_pair_rrule)
+    pair = (rng.standard_normal(4), np.array([0, 2, 2]))
+    check_rrule(gather_pair, pair, 1.5, constant=[(0, 1)])
+    with pytest.raises(IndexError):  # otherwise the indices are moved as real numbers
+        check_rrule(gather_pair, pair, 1.5)
+    with pytest.raises(ValueError, match="component 5 of argument 0"):
+        check_rrule(gather_pair, pair, 1.5, constant=[(0, 5)])
+    with pytest.raises(ValueError, match="constant= names"):
+        check_rrule(gather_pair, pair, 1.5, constant=[(3, 0)])
+
+
 def test_list_outputs_are_checked(rng, rule_for):
     def halves(x):
         return [x[:2] * 2.0, x[2:]]

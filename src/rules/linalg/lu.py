@@ -1,0 +1,619 @@
+r"""Rules for the LU factorization: ``scipy.linalg.lu``, ``lu_factor`` and ``lu_solve``.
+
+``A = P L U`` with partial pivoting: ``A`` of shape ``(..., m, n)``, ``k = min(m, n)``, ``L`` (m, k)
+unit lower trapezoidal, ``U`` (k, n) upper trapezoidal, ``A = L[perm] @ U`` for the row indices
+``perm`` (``p_indices=True``). The permutation is piecewise constant in ``A``: the rules hold it at
+the one the forward pass chose (at an exact tie between candidate pivots it jumps, and the
+derivative is the one-sided derivative of that branch). Square case (de Hoog, Anderssen & Lukas
+2011; ChainRules.jl's ``lu`` rule), with :math:`F = L^{-1} P^T \dot A\, U^{-1}`:
+
+.. math::
+
+    \dot L = L\, \mathrm{tril}(F, -1), \quad \dot U = \mathrm{triu}(F)\, U, \qquad
+    \bar A = P L^{-H} \big(\mathrm{tril}(L^H \bar L, -1) + \mathrm{triu}(\bar U U^H)\big) U^{-H}.
+
+Tall and wide matrices add the blocks ``L_2 = (P^T A)[k:] U^{-1}`` and ``U_2 = L^{-1} (P^T A)[:, k:]``
+(``kernels.lu`` has the block formulas). Only the free entries of ``L`` and ``U`` are read from
+their cotangents (the strict lower part of ``L``, the upper part of ``U``), which is what lets
+``lu_factor``'s packed ``lu`` matrix pass its cotangent as both. ``P`` and ``perm`` are constant:
+their cotangents are ignored, and their tangents are ``ZeroTangent()`` (``P``) and
+``NoTangent()`` (the integer ``perm``/``piv``).
+
+**Zero pivots** (an exact zero on the diagonal of ``U``). When it is the *last* pivot of a square
+or wide matrix nothing is divided by it, and the factorization is smooth there: a generic
+singular matrix of rank ``m - 1`` factors this way (``[[1, 2], [2, 4]]``, say). The rules then
+split ``P^T A = [X, Z]`` after column ``m - 1``: ``X`` has the tall LU ``L[:, :m-1] U[:m-1, :m-1]``
+(nonsingular) and ``U[:, m-1:] = L^{-1} Z``, and differentiate that, so the derivative is exact.
+Any other zero pivot (an earlier one, or the last one of a tall matrix) leaves entries of ``L``
+that are ``0/0`` limits depending on the direction of approach: the derivative does not exist,
+and the pullback and pushforward raise ``numpy.linalg.LinAlgError`` naming the function, the
+pivot, the shape and the matrix of the stack. NaN in gives NaN out.
+
+Paths: ``L_bar`` and ``U_bar`` are read by their triangles, so cotangents must be arrays
+(:func:`rules.cotangents.as_array_cotangent`). Kernel path: float32/float64/complex128 ndarrays
+go through ``kernels.lu``, stacks of matrices up to ``LU_CROSSOVER_N`` in one batched compiled
+call, larger ones through the BLAS variant (triangular solves with the forward's factors, no
+inverse); other dtypes use the same formula in stacked numpy.
+
+References
+----------
+.. [1] F. R. de Hoog, R. S. Anderssen, M. A. Lukas, "Differentiation of matrix functionals using
+   triangular factorization", Math. Comp. 80 (2011), 1585-1600.
+.. [2] M. B. Giles, "An extended collection of matrix derivative results for forward and reverse
+   mode algorithmic differentiation", Oxford NA report 08/01 (2008) (``lu_solve``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from kernels import lu as klu
+from rules.broadcasting import unbroadcast
+from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.linalg._stacks import (
+    adjoint,
+    as_stack,
+    check_shape,
+    kernel_dtype,
+    kernel_operands,
+    unstack,
+)
+from rules.registry import frule, rrule, split_cotangent
+from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
+
+# --- A = L[perm] @ U: kernels and the stacked formula --------------------------------------------
+
+
+def _rows(X: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``X[..., index, :]`` per matrix of the stack (``index`` of shape ``(..., m)``)."""
+    return np.take_along_axis(X, index[..., None], axis=-2)
+
+
+def _inverse(perm: np.ndarray) -> np.ndarray:
+    """The inverse permutations: ``_rows(_rows(X, perm), _inverse(perm))`` is ``X``."""
+    return np.argsort(perm, axis=-1).astype(np.int32)
+
+
+def lu_pullback_array(
+    L: np.ndarray, U: np.ndarray, perm: np.ndarray, L_bar: Any, U_bar: Any
+) -> np.ndarray:
+    """``A_bar`` for ``A = L[perm] @ U`` and ndarray cotangents (module docstring).
+
+    ``L`` (..., m, k), ``U`` (..., k, n), ``perm`` (..., m) int32. Kernel path for
+    float32/float64/complex128 (cast to ``L``'s dtype), the stacked numpy formula otherwise.
+    """
+    size = max(L.shape[-2], U.shape[-1])
+    if L.ndim == 2 and size <= klu.LU_SINGLE_CROSSOVER_N and _fits(L, U, L_bar, U_bar):
+        return klu.lu_pullback(L, U, perm, L_bar, U_bar)  # the hot path: one small matrix
+    operands = kernel_operands(L, U, L_bar, U_bar, dtype=L.dtype)
+    if operands is None:
+        return _pullback_formula(L, U, perm, L_bar, U_bar)
+    L_k, U_k, L_bar_k, U_bar_k = operands
+    if L.ndim == 2:
+        if size <= klu.LU_SINGLE_CROSSOVER_N:
+            return klu.lu_pullback(L_k, U_k, perm, L_bar_k, U_bar_k)
+        return klu.lu_pullback_blas(L_k, U_k, perm, L_bar_k, U_bar_k)
+    shape = (*L.shape[:-1], U.shape[-1])
+    stacks = (as_stack(L_k), as_stack(U_k), perm.reshape(-1, perm.shape[-1]))
+    bars = (as_stack(L_bar_k), as_stack(U_bar_k))
+    if size <= klu.LU_CROSSOVER_N:
+        return unstack(klu.lu_pullback_batched(*stacks, *bars), shape)
+    each = zip(*stacks, *bars, strict=True)
+    return unstack(np.stack([klu.lu_pullback_blas(*mats) for mats in each]), shape)
+
+
+def _fits(*arrays: Any) -> bool:
+    dtype = arrays[0].dtype
+    return dtype in KERNEL_DTYPES and all(
+        type(a) is np.ndarray and a.dtype == dtype and a.flags.c_contiguous for a in arrays
+    )
+
+
+def _pullback_formula(
+    L: np.ndarray, U: np.ndarray, perm: np.ndarray, L_bar: Any, U_bar: Any
+) -> np.ndarray:
+    """The plain numpy stacked formula (the generic path, and the reference in the tests)."""
+    m, k = L.shape[-2:]
+    L1, L2, U1, U2 = L[..., :k, :], L[..., k:, :], U[..., :k], U[..., k:]
+    G = adjoint(L1) @ L_bar[..., :k, :] - U_bar[..., k:] @ adjoint(U2)
+    H = U_bar[..., :k] @ adjoint(U1) - adjoint(L2) @ L_bar[..., k:, :]
+    W = np.empty((*L.shape[:-2], m, U.shape[-1]), dtype=np.result_type(L, L_bar, U_bar))
+    W[..., :k, :k] = np.tril(G, -1) + np.triu(H)
+    W[..., :k, k:] = U_bar[..., k:]  # wide
+    W[..., k:, :k] = L_bar[..., k:, :]  # tall
+    W[..., :k] = adjoint(np.linalg.solve(U1, adjoint(W[..., :k])))  # W[:, :k] U1^-H
+    W[..., :k, :] = np.linalg.solve(adjoint(L1), W[..., :k, :])  # L1^-H W[:k]
+    return _rows(W, perm).astype(L.dtype, copy=False)
+
+
+def lu_pushforward_array(
+    L: np.ndarray, U: np.ndarray, perm: np.ndarray, A_dot: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(L_dot, U_dot)`` for ``A = L[perm] @ U`` and an ndarray ``A_dot``."""
+    operands = kernel_operands(L, U, A_dot, dtype=L.dtype)
+    if operands is None:
+        return _pushforward_formula(L, U, perm, A_dot)
+    L_k, U_k, A_dot_k = operands
+    size = max(L.shape[-2], U.shape[-1])
+    if L.ndim == 2 and size > klu.LU_SINGLE_CROSSOVER_N:
+        return klu.lu_pushforward_blas(L_k, U_k, perm, A_dot_k)
+    stacks = (as_stack(L_k), as_stack(U_k), perm.reshape(-1, perm.shape[-1]), as_stack(A_dot_k))
+    if size <= klu.LU_CROSSOVER_N:
+        L_dot, U_dot = klu.lu_pushforward_batched(*stacks)
+    else:
+        pairs = [klu.lu_pushforward_blas(*mats) for mats in zip(*stacks, strict=True)]
+        L_dot, U_dot = np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+    return unstack(L_dot, L.shape), unstack(U_dot, U.shape)
+
+
+def _pushforward_formula(
+    L: np.ndarray, U: np.ndarray, perm: np.ndarray, A_dot: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    k = L.shape[-1]
+    L1, L2, U1, U2 = L[..., :k, :], L[..., k:, :], U[..., :k], U[..., k:]
+    X = _rows(A_dot, _inverse(perm))  # P^T A_dot
+    F = np.linalg.solve(L1, X[..., :k, :k])
+    F = adjoint(np.linalg.solve(adjoint(U1), adjoint(F)))  # L1^-1 X11 U1^-1
+    L1_dot, U1_dot = L1 @ np.tril(F, -1), np.triu(F) @ U1
+    L2_dot = adjoint(np.linalg.solve(adjoint(U1), adjoint(X[..., k:, :k] - L2 @ U1_dot)))
+    U2_dot = np.linalg.solve(L1, X[..., :k, k:] - L1_dot @ U2)
+    L_dot = np.concatenate((L1_dot, L2_dot), axis=-2).astype(L.dtype, copy=False)
+    return L_dot, np.concatenate((U1_dot, U2_dot), axis=-1).astype(L.dtype, copy=False)
+
+
+# --- the forward factors, zero pivots, and the pullback/pushforward shared by the rules ----------
+
+
+class _Factors:
+    """``A = L[perm] @ U`` from the forward pass, with its zero pivots classified.
+
+    ``last_zero`` flags the matrices of the stack whose only zero pivot is the last one of a
+    square or wide matrix (smooth there: the split path); any other zero pivot is ``bad``.
+    """
+
+    __slots__ = ("L", "U", "bad", "last_zero", "name", "perm", "shape")
+
+    def __init__(self, name: str, perm: np.ndarray, L: np.ndarray, U: np.ndarray) -> None:
+        self.name, self.L, self.U = name, L, U
+        self.perm = perm.astype(np.int32, copy=False)  # int64 for 1x1 from scipy
+        self.shape = (*L.shape[:-1], U.shape[-1])
+        self.last_zero = self.bad = None
+        if not np.diagonal(U, 0, -2, -1).all():  # some pivot is zero
+            zero = np.diagonal(U, 0, -2, -1) == 0
+            m, n = self.shape[-2:]
+            last_only = zero[..., -1] & ~zero[..., :-1].any(axis=-1)
+            if m > n:
+                last_only = np.zeros_like(last_only)
+            self.last_zero = last_only if last_only.any() else None
+            bad = zero.any(axis=-1) & ~last_only
+            self.bad = bad if bad.any() else None
+
+    def _check(self, what: str) -> None:
+        if self.bad is None:
+            return
+        where = np.argwhere(self.bad)[0] if self.bad.ndim else ()
+        j = int(np.argmax(np.diagonal(self.U, axis1=-2, axis2=-1)[tuple(where)] == 0))
+        at = f" (matrix {tuple(int(w) for w in where)} of the stack)" if len(where) else ""
+        raise np.linalg.LinAlgError(
+            f"{self.name} {what}: U[{j}, {j}] is a zero pivot{at} of A of shape {self.shape}; "
+            "the LU factorization has no derivative there (entries of L are 0/0 limits that "
+            "depend on the direction of approach)"
+        )
+
+    def pullback(self, L_bar: Any, U_bar: Any) -> np.ndarray:
+        """``A_bar`` from ndarray (or zero) cotangents of ``L`` and ``U``."""
+        self._check("pullback")
+        if 0 in self.shape:  # an empty A (or stack)
+            return np.zeros(self.shape, dtype=self.L.dtype)
+        L_bar = np.zeros_like(self.L) if L_bar is None else L_bar
+        U_bar = np.zeros_like(self.U) if U_bar is None else U_bar
+        A_bar = lu_pullback_array(self.L, self.U, self.perm, L_bar, U_bar)
+        if self.last_zero is not None:
+            at = self.last_zero
+            A_bar[at] = _split_pullback(
+                self.L[at], self.U[at], self.perm[at], L_bar[at], U_bar[at], A_bar.dtype
+            )
+        return A_bar
+
+    def pushforward(self, A_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(L_dot, U_dot)`` for an ndarray ``A_dot``."""
+        self._check("pushforward")
+        check_shape(f"{self.name} pushforward", "the tangent of A", A_dot, self.shape)
+        if 0 in self.shape:
+            return np.zeros_like(self.L), np.zeros_like(self.U)
+        L_dot, U_dot = lu_pushforward_array(self.L, self.U, self.perm, A_dot)
+        if self.last_zero is not None:
+            at = self.last_zero
+            L_dot[at], U_dot[at] = _split_pushforward(
+                self.L[at], self.U[at], self.perm[at], A_dot[at], L_dot.dtype
+            )
+        return L_dot, U_dot
+
+
+def _split_pullback(
+    L: np.ndarray, U: np.ndarray, perm: np.ndarray, L_bar: Any, U_bar: Any, dtype: Any
+) -> np.ndarray:
+    """``A_bar`` of stacks (b, m, m) L, (b, m, n) U whose only zero pivot is ``U[m-1, m-1]``.
+
+    ``P^T A = [X, Z]``: ``X`` has the tall LU ``L[:, :j] U[:j, :j]`` (``j = m - 1``) and
+    ``U[:, j:] = L^-1 Z``, so ``Z_bar = L^-H U_bar[:, j:]``, and ``L`` also receives
+    ``-Z_bar U[:, j:]^H`` before the tall pullback gives ``X_bar``.
+    """
+    j = L.shape[-1] - 1
+    L_bar = np.asarray(L_bar, dtype=dtype)
+    Z_bar = np.linalg.solve(adjoint(L), np.asarray(U_bar[..., j:], dtype=dtype))
+    if j == 0:  # a single row: U = A
+        return _rows(Z_bar, perm)
+    X_bar = lu_pullback_array(
+        np.ascontiguousarray(L[..., :j]),
+        np.ascontiguousarray(U[..., :j, :j]),
+        _identity(perm),
+        np.ascontiguousarray(L_bar[..., :j] - Z_bar @ adjoint(U[..., :j, j:])),
+        np.ascontiguousarray(U_bar[..., :j, :j], dtype=dtype),
+    )
+    return _rows(np.concatenate((X_bar, Z_bar), axis=-1), perm)
+
+
+def _identity(perm: np.ndarray) -> np.ndarray:
+    """Identity permutations like ``perm`` (a new, writeable int32 array, as kernels expect)."""
+    identity = np.empty(perm.shape, dtype=np.int32)
+    identity[...] = np.arange(perm.shape[-1], dtype=np.int32)
+    return identity
+
+
+def _split_pushforward(
+    L: np.ndarray, U: np.ndarray, perm: np.ndarray, A_dot: np.ndarray, dtype: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(L_dot, U_dot)`` for the matrices of ``_split_pullback``."""
+    j = L.shape[-1] - 1
+    X = _rows(np.asarray(A_dot, dtype=dtype), _inverse(perm))  # P^T A_dot
+    L_dot = np.zeros(L.shape, dtype=dtype)
+    U_dot = np.zeros(U.shape, dtype=dtype)
+    if j > 0:
+        L_dot[..., :j], U_dot[..., :j, :j] = lu_pushforward_array(
+            np.ascontiguousarray(L[..., :j]),
+            np.ascontiguousarray(U[..., :j, :j]),
+            _identity(perm),
+            np.ascontiguousarray(X[..., :j]),
+        )
+    U_dot[..., j:] = np.linalg.solve(L, X[..., j:] - L_dot @ U[..., j:])  # L^-1 (Z_dot - L_dot U_Z)
+    return L_dot, U_dot
+
+
+def _as_array(name: str, X_bar: Any, shape: tuple[int, ...], what: str) -> np.ndarray | None:
+    """An ndarray (co)tangent of the given shape, or ``None`` for a zero."""
+    X_bar = unthunk(X_bar)
+    if isinstance(X_bar, AbstractZero):
+        return None
+    if type(X_bar) is not np.ndarray:
+        X_bar = np.asarray(as_array_cotangent(X_bar, name))
+    check_shape(name, what, X_bar, shape)
+    return X_bar
+
+
+def _refuse_overwrite(name: str, overwrite: bool) -> None:
+    if overwrite:
+        raise ValueError(
+            f"{name}: overwrite_a/overwrite_b=True is not differentiable (it mutates the input)"
+        )
+
+
+def _matrix(name: str, A: Any) -> np.ndarray:
+    dense = np.asarray(A)
+    if dense.ndim < 2:
+        raise ValueError(f"{name}: needs a matrix or a stack of matrices, got shape {dense.shape}")
+    return dense
+
+
+# --- scipy.linalg.lu -----------------------------------------------------------------------------
+
+
+def _scipy_lu(
+    A: Any, permute_l: bool, overwrite_a: bool, check_finite: bool, p_indices: bool
+) -> tuple[Any, _Factors]:
+    name = "scipy.linalg.lu"
+    _refuse_overwrite(name, overwrite_a)
+    dense = _matrix(name, A)
+    perm, L, U = sla.lu(dense, p_indices=True, check_finite=check_finite)
+    factors = _Factors(name, perm, L, U)
+    if permute_l:
+        return (_rows(L, factors.perm), U), factors
+    if p_indices:
+        return (perm, L, U), factors
+    P = np.eye(perm.shape[-1], dtype=L.real.dtype)[perm]  # A = P L U: P[i, perm[i]] = 1
+    return (P, L, U), factors
+
+
+@rrule.register(sla.lu)
+def lu_rrule(
+    A: Any,
+    permute_l: bool = False,
+    overwrite_a: bool = False,
+    check_finite: bool = True,
+    p_indices: bool = False,
+) -> tuple[Any, Any]:
+    """Reverse rule for ``scipy.linalg.lu(A)``; square, tall, wide, stacks.
+
+    Outputs ``(P, L, U)``, ``(perm, L, U)`` with ``p_indices=True``, ``(P L, U)`` with
+    ``permute_l=True``. The cotangent of ``P`` or ``perm`` is ignored (both are constant). ``overwrite_a`` is
+    refused, ``check_finite`` honoured. See the module docstring for the formula and the policy
+    at zero pivots.
+    """
+    y, factors = _scipy_lu(A, permute_l, overwrite_a, check_finite, p_indices)
+    project_A = ProjectTo(A)
+    name = "scipy.linalg.lu pullback"
+
+    def lu_pullback(y_bar: Any) -> tuple[Any, Any]:
+        if permute_l:
+            PL_bar, U_bar = split_cotangent(y_bar, 2)
+            PL_bar = _as_array(name, PL_bar, factors.L.shape, "the cotangent of P L")
+            L_bar = None if PL_bar is None else _rows(PL_bar, _inverse(factors.perm))
+        else:
+            _, L_bar, U_bar = split_cotangent(y_bar, 3)
+            L_bar = _as_array(name, L_bar, factors.L.shape, "the cotangent of L")
+        U_bar = _as_array(name, U_bar, factors.U.shape, "the cotangent of U")
+        return NoTangent(), project_A(factors.pullback(L_bar, U_bar))
+
+    return y, lu_pullback
+
+
+@frule.register(sla.lu)
+def lu_frule(
+    tangents: tuple[Any, ...],
+    A: Any,
+    permute_l: bool = False,
+    overwrite_a: bool = False,
+    check_finite: bool = True,
+    p_indices: bool = False,
+) -> tuple[Any, Any]:
+    r"""Forward rule for ``scipy.linalg.lu``: :math:`\dot L = L\,\mathrm{tril}(F, -1)`, :math:`\dot U = \mathrm{triu}(F) U`."""
+    y, factors = _scipy_lu(A, permute_l, overwrite_a, check_finite, p_indices)
+    A_dot = _as_array("scipy.linalg.lu pushforward", tangents[1], factors.shape, "the tangent")
+    L_dot, U_dot = factors.pushforward(A_dot)
+    if permute_l:
+        return y, Tangent(tuple, _rows(L_dot, factors.perm), U_dot)
+    return y, Tangent(tuple, NoTangent() if p_indices else ZeroTangent(), L_dot, U_dot)
+
+
+# --- scipy.linalg.lu_factor ----------------------------------------------------------------------
+
+
+def _row_order(piv: np.ndarray, m: int) -> np.ndarray:
+    """``order`` with ``(P^T A)[i] = A[order[i]]``, from LAPACK's 0-based row swaps ``piv``.
+
+    ``perm = _inverse(order)`` gives ``A = L[perm] @ U``.
+    """
+    batch = piv.shape[:-1]
+    order = np.empty((*batch, m), dtype=np.int32)
+    order[...] = np.arange(m, dtype=np.int32)
+    flat, swaps = order.reshape(-1, m), piv.reshape(-1, piv.shape[-1])
+    rows = np.arange(flat.shape[0])
+    for j in range(swaps.shape[-1]):  # the swaps in the order getrf made them
+        p = swaps[:, j]
+        flat[rows, j], flat[rows, p] = flat[rows, p], flat[rows, j]
+    return order
+
+
+def _triangles(lu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The unit lower ``L`` (m, k) and upper ``U`` (k, n) packed in ``lu`` (m, n)."""
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    lower = np.tri(m, k, -1, dtype=bool)
+    L = np.where(lower, lu[..., :k], np.eye(m, k, dtype=lu.dtype))
+    U = np.where(np.tri(k, n, -1, dtype=bool), 0, lu[..., :k, :])
+    return L, U
+
+
+def _unpack(lu: np.ndarray, piv: np.ndarray) -> _Factors:
+    """The factors stored in ``lu_factor``'s packed ``lu`` and ``piv``."""
+    L, U = _triangles(lu)
+    perm = _inverse(_row_order(piv, lu.shape[-2]))
+    return _Factors("scipy.linalg.lu_factor", perm, L, U)
+
+
+@rrule.register(sla.lu_factor)
+def lu_factor_rrule(
+    A: Any, overwrite_a: bool = False, check_finite: bool = True
+) -> tuple[Any, Any]:
+    """Reverse rule for ``lu, piv = scipy.linalg.lu_factor(A)``; square, tall, wide, stacks.
+
+    ``lu`` packs ``L`` (strictly below the diagonal) and ``U`` (on and above it), so its
+    cotangent is read as both ``L_bar`` and ``U_bar``; ``piv`` gets ``NoTangent()`` and its
+    cotangent is ignored.
+    """
+    _refuse_overwrite("scipy.linalg.lu_factor", overwrite_a)
+    dense = _matrix("scipy.linalg.lu_factor", A)
+    y = sla.lu_factor(dense, check_finite=check_finite)
+    lu, piv = y
+    factors = _unpack(lu, piv)
+    project_A = ProjectTo(A)
+    k = factors.L.shape[-1]
+
+    def lu_factor_pullback(y_bar: Any) -> tuple[Any, Any]:
+        lu_bar = _as_array(
+            "scipy.linalg.lu_factor pullback",
+            split_cotangent(y_bar, 2)[0],
+            lu.shape,
+            "the cotangent of lu",
+        )
+        if lu_bar is None:
+            return NoTangent(), ZeroTangent()
+        A_bar = factors.pullback(lu_bar[..., :k], lu_bar[..., :k, :])
+        return NoTangent(), project_A(A_bar)
+
+    return y, lu_factor_pullback
+
+
+@frule.register(sla.lu_factor)
+def lu_factor_frule(
+    tangents: tuple[Any, ...], A: Any, overwrite_a: bool = False, check_finite: bool = True
+) -> tuple[Any, Any]:
+    """Forward rule for ``scipy.linalg.lu_factor``: ``lu_dot`` packs ``L_dot`` and ``U_dot``."""
+    _refuse_overwrite("scipy.linalg.lu_factor", overwrite_a)
+    dense = _matrix("scipy.linalg.lu_factor", A)
+    y = sla.lu_factor(dense, check_finite=check_finite)
+    lu, piv = y
+    factors = _unpack(lu, piv)
+    A_dot = _as_array(
+        "scipy.linalg.lu_factor pushforward", tangents[1], factors.shape, "the tangent"
+    )
+    L_dot, U_dot = factors.pushforward(A_dot)
+    k = L_dot.shape[-1]
+    lu_dot = np.zeros(lu.shape, dtype=L_dot.dtype)
+    lu_dot[..., :k] = L_dot  # strictly lower
+    lu_dot[..., :k, :] += U_dot  # upper
+    return y, Tangent(tuple, lu_dot, NoTangent())
+
+
+# --- scipy.linalg.lu_solve -----------------------------------------------------------------------
+
+
+def _solve(lu: np.ndarray, piv: np.ndarray, B: np.ndarray, trans: int) -> np.ndarray:
+    """``op(A)^-1 B`` for stacks ``B`` (..., n, r) from the factors, broadcast against ``lu``.
+
+    One matrix: LAPACK ``getrs``; a stack of small matrices: ``kernels.lu.lu_solve_batched``
+    (one compiled call instead of scipy's Python loop over the stack).
+    """
+    n = lu.shape[-1]
+    if (lu.ndim == 2 and B.ndim == 2) or n > klu.LU_CROSSOVER_N:
+        return sla.lu_solve((lu, piv), B, trans=trans, check_finite=False)
+    batch = np.broadcast_shapes(lu.shape[:-2], piv.shape[:-1], B.shape[:-2])
+    dtype = kernel_dtype(lu.dtype, B.dtype)
+    if dtype is None:
+        return sla.lu_solve((lu, piv), B, trans=trans, check_finite=False)
+    lu_k = _broadcast(lu, (*batch, n, n), dtype)
+    piv_k = _broadcast(piv, (*batch, n), np.dtype(np.int32))
+    B_k = _broadcast(B, (*batch, *B.shape[-2:]), dtype)
+    X = klu.lu_solve_batched(as_stack(lu_k), piv_k.reshape(-1, n), as_stack(B_k), trans)
+    return unstack(X, B_k.shape)
+
+
+def _broadcast(x: np.ndarray, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
+    """``x`` broadcast to ``shape`` as a writeable C-contiguous array of ``dtype`` (for kernels)."""
+    if x.shape == shape and x.dtype == dtype and x.flags.c_contiguous and x.flags.writeable:
+        return x
+    out = np.empty(shape, dtype=dtype)
+    out[...] = x
+    return out
+
+
+_ADJOINT_TRANS = {0: 2, 2: 0}
+
+
+def _check_solve(
+    lu_and_piv: Any, b: Any, trans: int, overwrite_b: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    name = "scipy.linalg.lu_solve"
+    _refuse_overwrite(name, overwrite_b)
+    if trans not in (0, 1, 2):
+        raise ValueError(f"{name}: trans must be 0, 1 or 2, got {trans!r}")
+    lu, piv = lu_and_piv
+    lu = np.asarray(lu)
+    if lu.ndim < 2 or lu.shape[-1] != lu.shape[-2]:
+        raise ValueError(f"{name}: lu must be a square matrix (or a stack), got shape {lu.shape}")
+    return lu, np.asarray(piv)
+
+
+@rrule.register(sla.lu_solve)
+def lu_solve_rrule(
+    lu_and_piv: Any,
+    b: Any,
+    trans: int = 0,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+) -> tuple[np.ndarray, Any]:
+    r"""Reverse rule for ``x = scipy.linalg.lu_solve((lu, piv), b, trans)``: ``op(A) x = b``.
+
+    With ``A = P L U`` read from ``lu`` and ``op`` the identity, transpose or adjoint for
+    ``trans`` 0, 1, 2 (Giles 2008):
+
+    .. math::
+
+        \bar b = \mathrm{op}(A)^{-H} \bar x, \qquad \overline{\mathrm{op}(A)} = -\bar b x^H,
+
+    solved with the same factors (no refactorization); ``A_bar = -p q^H`` then reaches the
+    packed factors as :math:`\bar L = \mathrm{tril}(P^T \bar A U^H, -1)`, :math:`\bar U =
+    \mathrm{triu}(L^H P^T \bar A)`, kept rank-``r`` (``p = b_bar, q = x`` for ``trans=0``;
+    ``x, b_bar`` for 2; ``conj(x), conj(b_bar)`` for 1). ``piv`` gets ``NoTangent()``. Stacks
+    broadcast as scipy's batching does, and cotangents are summed back over broadcast axes. A
+    singular ``lu`` gives inf/nan here as in the primal (no exception).
+    """
+    lu, piv = _check_solve(lu_and_piv, b, trans, overwrite_b)
+    x = sla.lu_solve((lu, piv), b, trans=trans, check_finite=check_finite)
+    project_lu, project_b = ProjectTo(lu), ProjectTo(b)
+    b_shape = np.shape(b)
+    vector = len(b_shape) == 1
+
+    def lu_solve_pullback(x_bar: Any) -> tuple[Any, Any, Any]:
+        x_bar = _as_array("scipy.linalg.lu_solve pullback", x_bar, x.shape, "the cotangent")
+        X, X_bar = (x[..., None], x_bar[..., None]) if vector else (x, x_bar)
+        if trans == 1:  # (A^T)^-H x_bar = conj(A^-1 conj(x_bar))
+            B_bar = _solve(lu, piv, X_bar.conj(), 0).conj()
+            p, q = X.conj(), B_bar.conj()
+        else:
+            B_bar = _solve(lu, piv, X_bar, _ADJOINT_TRANS[trans])
+            p, q = (B_bar, X) if trans == 0 else (X, B_bar)
+        lu_bar = _packed_cotangent(lu, piv, p, q)  # for A_bar = -p q^H
+        b_bar = unbroadcast(B_bar[..., 0] if vector else B_bar, b_shape)
+        return (
+            NoTangent(),
+            Tangent(tuple, project_lu(unbroadcast(lu_bar, lu.shape)), NoTangent()),
+            project_b(b_bar),
+        )
+
+    return x, lu_solve_pullback
+
+
+def _packed_cotangent(lu: np.ndarray, piv: np.ndarray, p: np.ndarray, q: np.ndarray) -> Any:
+    """The cotangent of the packed ``lu`` for ``A_bar = -p q^H``: ``L_bar + U_bar``.
+
+    ``L_bar = tril(P^T A_bar U^H, -1)`` and ``U_bar = triu(L^H P^T A_bar)`` fill the strict
+    lower and the upper part of ``lu`` respectively, so one ``where`` packs them.
+    """
+    L, U = _triangles(lu)
+    order = np.broadcast_to(_row_order(piv, lu.shape[-1]), (*p.shape[:-2], lu.shape[-1]))
+    Pp = _rows(p, order)  # P^T p
+    lower = np.tri(*lu.shape[-2:], -1, dtype=bool)
+    return -np.where(lower, Pp @ adjoint(U @ q), (adjoint(L) @ Pp) @ adjoint(q))
+
+
+@frule.register(sla.lu_solve)
+def lu_solve_frule(
+    tangents: tuple[Any, ...],
+    lu_and_piv: Any,
+    b: Any,
+    trans: int = 0,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+) -> tuple[np.ndarray, Any]:
+    r"""Forward rule: :math:`\dot x = \mathrm{op}(A)^{-1} (\dot b - \mathrm{op}(\dot A) x)`.
+
+    ``A_dot = P (L_dot U + L U_dot)`` with ``L_dot``, ``U_dot`` the strict lower and upper parts
+    of the tangent of ``lu``.
+    """
+    lu, piv = _check_solve(lu_and_piv, b, trans, overwrite_b)
+    x = sla.lu_solve((lu, piv), b, trans=trans, check_finite=check_finite)
+    _, pair_dot, b_dot = (unthunk(t) for t in tangents)
+    lu_dot = unthunk(split_cotangent(pair_dot, 2)[0])
+    vector = np.ndim(b) == 1  # scipy's rule: b's core is (n,) only when b is 1-D
+    X = x[..., None] if vector else x
+    rhs: Any = ZeroTangent()
+    if not isinstance(unthunk(b_dot), AbstractZero):
+        b_dot = np.asarray(as_array_cotangent(b_dot, "scipy.linalg.lu_solve's pushforward"))
+        rhs = np.broadcast_to(b_dot[..., None] if vector else b_dot, X.shape)
+    if not isinstance(lu_dot, AbstractZero):
+        lu_dot = np.asarray(as_array_cotangent(lu_dot, "scipy.linalg.lu_solve's pushforward"))
+        L, U = _triangles(lu)
+        L_dot, U_dot = _triangles(lu_dot)
+        perm = _inverse(_row_order(piv, lu.shape[-1]))
+        A_dot = _rows((L_dot - np.eye(lu.shape[-1])) @ U + L @ U_dot, perm)  # P (dL U + L dU)
+        op_A_dot = {0: A_dot, 1: A_dot.mT, 2: adjoint(A_dot)}[trans]
+        rhs = rhs - op_A_dot @ X
+    if isinstance(rhs, AbstractZero):
+        return x, ZeroTangent()
+    dtype = np.result_type(x, rhs)
+    X_dot = _solve(lu, piv, np.asarray(rhs, dtype=dtype), trans)
+    return x, ProjectTo(x)(X_dot[..., 0] if vector else X_dot)
