@@ -12,9 +12,18 @@ from typing import Any
 
 import numpy as np
 
+from rules.cotangents import KERNEL_DTYPES
 from tangents import unthunk
 
-__all__ = ["adjoint", "as_stack", "check_shape", "kernel_dtype", "kernel_operands", "unstack"]
+__all__ = [
+    "adjoint",
+    "as_stack",
+    "check_shape",
+    "kernel_dtype",
+    "kernel_operands",
+    "kernel_ready",
+    "unstack",
+]
 
 _FLOAT32, _FLOAT64, _COMPLEX128 = (
     np.dtype(np.float32),
@@ -90,3 +99,14 @@ def adjoint(X: Any) -> Any:
     if type(X) is np.ndarray and X.dtype.kind != "c":
         return X.mT
     return X.conj().mT
+
+
+def kernel_ready(*arrays: Any) -> bool:
+    """Whether the arrays can go to a kernel as they are: plain ndarrays, one kernel dtype, C order.
+
+    The hot paths check this before anything else, so a small contiguous input pays no copies.
+    """
+    dtype = arrays[0].dtype if type(arrays[0]) is np.ndarray else None
+    return dtype in KERNEL_DTYPES and all(
+        type(a) is np.ndarray and a.dtype == dtype and a.flags.c_contiguous for a in arrays
+    )

@@ -30,8 +30,15 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import cholesky as kcholesky
-from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
-from rules.linalg._stacks import adjoint, as_stack, check_shape, kernel_operands, unstack
+from rules.cotangents import as_array_cotangent
+from rules.linalg._stacks import (
+    adjoint,
+    as_stack,
+    check_shape,
+    kernel_operands,
+    kernel_ready,
+    unstack,
+)
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
@@ -66,7 +73,7 @@ def cholesky_pullback_array(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
     Kernel path for float32/float64/complex128, the formula with scipy's triangular solves for
     other dtypes.
     """
-    if L.ndim == 2 and L.shape[0] < kcholesky.PULLBACK_BLOCKED_MIN_N and _fits(L, L_bar):
+    if L.ndim == 2 and L.shape[0] < kcholesky.PULLBACK_BLOCKED_MIN_N and kernel_ready(L, L_bar):
         return kcholesky.cholesky_pullback(L, L_bar)  # the hot path: one small matrix, no copies
     operands = kernel_operands(L, L_bar, dtype=L.dtype)
     if operands is None:
@@ -84,17 +91,6 @@ def cholesky_pullback_array(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
     return unstack(out, L.shape)
 
 
-def _fits(L: np.ndarray, X: Any) -> bool:
-    """Whether ``L`` and ``X`` can go to a kernel as they are (same kernel dtype, C order)."""
-    return (
-        type(X) is np.ndarray
-        and X.dtype == L.dtype
-        and L.dtype in KERNEL_DTYPES
-        and L.flags.c_contiguous
-        and X.flags.c_contiguous
-    )
-
-
 def _pullback_formula(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
     P = _phi(adjoint(L) @ L_bar)
     Y = sla.solve_triangular(L, P, lower=True, trans="C")  # L^-H P
@@ -104,7 +100,7 @@ def _pullback_formula(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
 
 def cholesky_pushforward_array(L: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
     """``L_dot = L Phi(L^-1 A_dot L^-H)`` for lower ``L`` and a Hermitian ndarray ``A_dot``."""
-    if L.ndim == 2 and L.shape[0] < kcholesky.PUSHFORWARD_BLOCKED_MIN_N and _fits(L, A_dot):
+    if L.ndim == 2 and L.shape[0] < kcholesky.PUSHFORWARD_BLOCKED_MIN_N and kernel_ready(L, A_dot):
         return kcholesky.cholesky_pushforward(L, A_dot)  # one small matrix, no copies
     operands = kernel_operands(L, A_dot, dtype=L.dtype)
     if operands is None:

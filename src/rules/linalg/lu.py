@@ -52,13 +52,14 @@ import scipy.linalg as sla
 
 from kernels import lu as klu
 from rules.broadcasting import unbroadcast
-from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.cotangents import as_array_cotangent
 from rules.linalg._stacks import (
     adjoint,
     as_stack,
     check_shape,
     kernel_dtype,
     kernel_operands,
+    kernel_ready,
     unstack,
 )
 from rules.registry import frule, rrule, split_cotangent
@@ -86,7 +87,7 @@ def lu_pullback_array(
     float32/float64/complex128 (cast to ``L``'s dtype), the stacked numpy formula otherwise.
     """
     size = max(L.shape[-2], U.shape[-1])
-    if L.ndim == 2 and size <= klu.LU_SINGLE_CROSSOVER_N and _fits(L, U, L_bar, U_bar):
+    if L.ndim == 2 and size <= klu.LU_SINGLE_CROSSOVER_N and kernel_ready(L, U, L_bar, U_bar):
         return klu.lu_pullback(L, U, perm, L_bar, U_bar)  # the hot path: one small matrix
     operands = kernel_operands(L, U, L_bar, U_bar, dtype=L.dtype)
     if operands is None:
@@ -103,13 +104,6 @@ def lu_pullback_array(
         return unstack(klu.lu_pullback_batched(*stacks, *bars), shape)
     each = zip(*stacks, *bars, strict=True)
     return unstack(np.stack([klu.lu_pullback_blas(*mats) for mats in each]), shape)
-
-
-def _fits(*arrays: Any) -> bool:
-    dtype = arrays[0].dtype
-    return dtype in KERNEL_DTYPES and all(
-        type(a) is np.ndarray and a.dtype == dtype and a.flags.c_contiguous for a in arrays
-    )
 
 
 def _pullback_formula(

@@ -71,20 +71,19 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import qr as kqr
-from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
-from rules.linalg._stacks import adjoint, as_stack, check_shape, kernel_operands, unstack
+from rules.cotangents import as_array_cotangent
+from rules.linalg._stacks import (
+    adjoint,
+    as_stack,
+    check_shape,
+    kernel_operands,
+    kernel_ready,
+    unstack,
+)
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 # --- the reduced factorization: kernels and the stacked formula ----------------------------------
-
-
-def _fits(*arrays: np.ndarray) -> bool:
-    """Whether the arrays can go to a kernel as they are (plain, one kernel dtype, C order)."""
-    dtype = arrays[0].dtype
-    return dtype in KERNEL_DTYPES and all(
-        type(a) is np.ndarray and a.dtype == dtype and a.flags.c_contiguous for a in arrays
-    )
 
 
 def qr_pullback_array(Q: np.ndarray, R: np.ndarray, Q_bar: Any, R_bar: Any) -> np.ndarray:
@@ -94,7 +93,7 @@ def qr_pullback_array(Q: np.ndarray, R: np.ndarray, Q_bar: Any, R_bar: Any) -> n
     ``Q``'s dtype), the stacked numpy formula otherwise.
     """
     size = max(Q.shape[-2], R.shape[-1])
-    if Q.ndim == 2 and size <= kqr.QR_SINGLE_CROSSOVER_N and _fits(Q, R, Q_bar, R_bar):
+    if Q.ndim == 2 and size <= kqr.QR_SINGLE_CROSSOVER_N and kernel_ready(Q, R, Q_bar, R_bar):
         return kqr.qr_pullback(Q, R, Q_bar, R_bar)  # the hot path: one small matrix, no copies
     operands = kernel_operands(Q, R, Q_bar, R_bar, dtype=Q.dtype)
     if operands is None:
