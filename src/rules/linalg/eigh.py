@@ -341,7 +341,7 @@ def _scipy_eigh(
         driver=options.get("driver"),
         type=options.get("type", 1),
     )
-    return dense, w, np.ascontiguousarray(V)
+    return dense, w, np.ascontiguousarray(V)  # scipy's V is Fortran-ordered
 
 
 @rrule.register(sla.eigh)
