@@ -91,15 +91,29 @@ def near_ties(values: np.ndarray, rtol: float, zeros: bool = False) -> np.ndarra
 
     Sorted input (ascending or descending) has its closest pair adjacent, so the test is O(k).
     ``zeros=True`` (singular values, descending) also flags rows whose last entry is within the
-    tolerance of 0. Rows holding NaN are not flagged (NaN propagates instead).
+    tolerance of 0. Rows holding NaN are not flagged (NaN propagates instead). On the hot path
+    (no row flagged) this is a few passes over the flat array: 0.035 ms for 10000 rows of 4 (the
+    row-wise ``np.diff`` takes 0.1 ms, a tenth of the pullback).
     """
-    scale = np.maximum(np.abs(values[:, 0]), np.abs(values[:, -1]))
-    tol = rtol * scale
+    b, k = values.shape
+    if b * k == 0:
+        return np.zeros(0, dtype=np.intp)
+    flat = values.reshape(-1)
+    gaps = np.empty(b * k, dtype=values.dtype)
+    np.subtract(flat[1:], flat[:-1], out=gaps[:-1])  # gaps[p, k-1] straddles two rows:
+    np.abs(gaps, out=gaps)
+    rows = gaps.reshape(b, k)
+    if zeros:  # overwritten with the distance of the last value from 0, or ignored
+        np.abs(values[:, -1], out=rows[:, -1])
+    else:
+        rows[:, -1] = np.inf
+    scale = np.abs(values[:, 0])
+    np.maximum(scale, np.abs(values[:, -1]), out=scale)
+    if gaps.min() > rtol * scale.max():  # no row can be flagged (False for NaN: checked below)
+        return np.zeros(0, dtype=np.intp)
     with np.errstate(invalid="ignore"):
-        flagged = (np.abs(np.diff(values, axis=1)) <= tol[:, None]).any(axis=1)
-        if zeros:
-            flagged |= np.abs(values[:, -1]) <= tol
-    return np.flatnonzero(flagged)
+        hits = np.flatnonzero(rows <= (rtol * scale)[:, None])
+    return np.unique(hits // k)
 
 
 def masked_inverse(d: np.ndarray, tol: np.ndarray) -> np.ndarray:
@@ -110,8 +124,10 @@ def masked_inverse(d: np.ndarray, tol: np.ndarray) -> np.ndarray:
 
 def frobenius(X: np.ndarray) -> np.ndarray:
     """The Frobenius norm of each matrix of the stack ``X`` (b, m, n)."""
-    flat = X.reshape(X.shape[0], -1)
-    return np.sqrt(np.einsum("bi,bi->b", flat.conj(), flat).real)
+    flat = np.ascontiguousarray(X).reshape(X.shape[0], -1)
+    if flat.dtype.kind == "c":
+        flat = flat.view(flat.real.dtype)  # (re, im) pairs: a real dot product, no conj copy
+    return np.sqrt(np.einsum("bi,bi->b", flat, flat))
 
 
 def raise_if_gauge_dependent(
@@ -124,8 +140,9 @@ def raise_if_gauge_dependent(
     """Raise :class:`GaugeError` when a residual exceeds ``gauge_rtol(dtype) * scale()``.
 
     ``residuals`` maps a description of the gauge ("the phase of complex eigenvectors", ...) to
-    per-matrix residuals (b,); ``scale`` is a function of the matrix indices returning the
-    Frobenius norms of their vector cotangents (only called when some residual is non-zero).
+    per-matrix residuals (b,); ``scale`` is a function of the matrix indices (an index array or
+    a slice) returning the Frobenius norms of their vector cotangents (only called when some
+    residual is non-zero).
     ``index`` maps the rows back to positions in the stack, for the message. NaN residuals (NaN
     input) never raise.
     """
@@ -135,7 +152,8 @@ def raise_if_gauge_dependent(
     rows = np.flatnonzero(candidates)
     if rows.size == 0:
         return
-    limit = gauge_rtol(dtype) * scale(rows)
+    everything = rows.size == candidates.size  # usual for complex input (rounding-level phases)
+    limit = gauge_rtol(dtype) * scale(slice(None) if everything else rows)
     for what, r in residuals.items():
         bad = np.flatnonzero(r[rows] > limit)
         if bad.size:
