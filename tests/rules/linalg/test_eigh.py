@@ -64,6 +64,39 @@ def test_scipy_eigh(randn, gauge_fixed, dtype, lower):
     check_frule(sla.eigh, A, symmetric=[0], lower=lower, eigvals_only=True)
 
 
+@pytest.mark.parametrize("subset", [[1, 2], [0, 0], [2, 3]])
+def test_scipy_eigh_subset_by_index(randn, gauge_fixed, dtype, subset):
+    A = hermitian(randn, dtype, 4, 4)
+    eigh = gauge_fixed(sla.eigh)
+    check_rrule(eigh, A, symmetric=[0], subset_by_index=subset)
+    check_frule(eigh, A, symmetric=[0], subset_by_index=subset)
+    check_rrule(sla.eigvalsh, A, symmetric=[0], subset_by_index=subset)
+    check_frule(sla.eigh, A, symmetric=[0], eigvals_only=True, subset_by_index=subset)
+
+
+def test_subset_at_a_tie(randn, with_spectrum):
+    A = with_spectrum(np.float64, [1.0, 2.0, 2.0, 3.0])
+    # the tie inside the subset: Re tr(G V f(w) V^H) with G a multiple of I on the tie is exact
+    (w, V), pullback = rrule(sla.eigh, A, subset_by_index=[1, 3])
+    G = V @ np.diag([1.5, 1.5, -0.7]) @ V.T + 0.3 * (np.outer(V[:, 0], V[:, 2]) * 2)
+    G = (G + G.T) / 2
+
+    def loss(X):
+        wx, Vx = sla.eigh(X, subset_by_index=[1, 3])
+        return np.trace(G @ (Vx * np.exp(wx)) @ Vx.T)
+
+    w_bar = np.exp(w) * np.sum(V * (G @ V), axis=0)
+    got = pullback((w_bar, 2 * G @ V * np.exp(w)))[1]
+    np.testing.assert_allclose(got, hermitian_gradient(loss, A), atol=1e-7)
+    # the tie straddling the subset's edge: the computed vector is any unit vector of the tie
+    (w, V), pullback = rrule(sla.eigh, A, subset_by_index=[0, 1])
+    V_bar = np.zeros_like(V)
+    V_bar[0, 1] = 1.0
+    with pytest.raises(GaugeError, match="inside a degenerate eigenspace"):
+        pullback((ZeroTangent(), V_bar))
+    pullback((np.ones(2), ZeroTangent()))  # eigenvalues only: V diag(w_bar) V^H, no gauge
+
+
 def test_structured_inputs(randn):
     S = Symmetric(randn(np.float64, 4, 4), uplo="L")
     check_rrule(np.linalg.eigvalsh, S)
@@ -246,8 +279,8 @@ def test_bad_input():
         frule((NoTangent(), np.ones((2, 2))), np.linalg.eigh, np.eye(3))
     with pytest.raises(NotImplementedError, match=r"scipy.linalg.eigh.*generalized"):
         rrule(sla.eigh, np.eye(2), np.eye(2))
-    with pytest.raises(NotImplementedError, match="subset_by_index"):
-        rrule(sla.eigh, np.eye(2), subset_by_index=[0, 0])
+    with pytest.raises(NotImplementedError, match="subset_by_value"):
+        rrule(sla.eigh, np.eye(2), subset_by_value=[0, 1])
     with pytest.raises(ValueError, match="overwrite_a"):
         rrule(sla.eigvalsh, np.eye(2), overwrite_a=True)
     with pytest.raises(ValueError, match="infs or NaNs"):
