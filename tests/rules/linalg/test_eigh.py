@@ -7,7 +7,7 @@ from rules import frule, rrule
 from rules.linalg import eigh as reigh
 from rules.linalg.eigh import GaugeError
 from rules.testing import check_frule, check_rrule
-from tangents import Diagonal, Hermitian, NoTangent, Symmetric, Tangent, ZeroTangent
+from tangents import Diagonal, Hermitian, NoTangent, Symmetric, Tangent, Thunk, ZeroTangent
 
 EighResult = type(np.linalg.eigh(np.eye(1)))
 
@@ -318,3 +318,10 @@ def test_cotangent_types():
     got = pullback(Tangent(EighResult, ZeroTangent(), Diagonal(np.ones(3))))[1]
     want = pullback((ZeroTangent(), np.eye(3)))[1]
     np.testing.assert_array_equal(got, want)
+
+
+def test_thunk_of_a_zero():
+    _, pullback = rrule(np.linalg.eigvalsh, np.eye(2))
+    assert pullback(Thunk(lambda: ZeroTangent()))[1] == ZeroTangent()
+    _, pullback = rrule(np.linalg.eigh, np.eye(2))
+    np.testing.assert_array_equal(pullback(Thunk(lambda: ZeroTangent()))[1], 0)
