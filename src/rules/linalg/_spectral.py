@@ -6,8 +6,8 @@ A loss that changes under the gauge is not a function of the matrix (its value d
 arbitrary choice LAPACK made), so its derivative does not exist. The pullbacks drop the gauge
 components of the cotangent (the masked coupling of ``kernels.eigh`` and ``kernels.svd``) and
 first measure them; :func:`raise_if_gauge_dependent` raises :class:`GaugeError` when a component
-exceeds :data:`GAUGE_RTOL` ``(dtype)`` times the Frobenius norm of the vector cotangent of that
-matrix (``sqrt(eps)``: 1.5e-8 in double, 3.5e-4 in single precision). Gauge-invariant losses
+exceeds :func:`gauge_rtol` ``= sqrt(eps)`` (1.5e-8 in double, 3.5e-4 in single precision) times
+the Frobenius norm of the vector cotangents of that matrix. Gauge-invariant losses
 leave rounding-level residuals, about ``eps`` times that norm, far below the threshold.
 
 The degeneracy threshold is the kernels' (:func:`kernels._spectral.default_rtol`): two values

@@ -24,9 +24,9 @@ K_a)/2`` (``kernels.svd``), for complex input as in Wan and Zhang (2019). ``svdv
 
 ``full_matrices=True`` (non-square ``A``): the extra columns ``U_p`` of ``U`` (rows of ``Vh``) span
 the orthogonal complement of the range, which ``A`` determines up to a rotation inside it. Their
-cotangent ``X`` is not ignored: through ``U_k^H U_p = 0`` it moves ``U_k`` by
-``\bar U_k \mathrel{+}= -U_p X^H U_k`` (``\bar{V}h_k \mathrel{+}= -V_k^H Y^H Vh_p`` for the extra rows
-``Y`` of ``Vh_bar``), which is exact for losses such as ``trace(G U_p U_p^H)``. The part of ``X``
+cotangent ``X`` is not ignored: through ``U_k^H U_p = 0`` it moves ``U_k``, so
+``U_bar_k += -U_p X^H U_k`` (``Vh_bar_k += -Vh_k Y^H Vh_p`` for the extra rows ``Y`` of
+``Vh_bar``), which is exact for losses such as ``trace(G U_p U_p^H)``. The part of ``X``
 that rotates ``U_p`` inside the complement (the skew-Hermitian part of ``U_p^H X``) is gauge and
 is checked like the other gauge components (below). The pushforward returns
 ``U_p_dot = -U_k U_k_dot^H U_p`` (no rotation inside the complement).
@@ -35,13 +35,15 @@ Degenerate and zero singular values. ``F^-`` is 0 where ``|s_j - s_i| <= tol``, 
 ``S^+`` where the singular values are ``<= tol``, with ``tol = rtol * max(s)`` and ``rtol = 8
 max(m, n) eps`` (the kernels' default, :func:`kernels._spectral.default_rtol`). The cotangent is
 always finite, and exact for every loss the decomposition determines at a tie or a zero: losses
-of ``s`` alone (``sum(s**2)``; ``sum(s)`` gets the subgradient ``U V^H`` at a zero),
-``trace(G U f(S) V^H)``-type losses with ``f(0) = 0`` away from ties, and any loss whose vector
-cotangents have no component along the gauge. ``F^+`` stays finite at ties, so the part of
-``U f(S) V^H`` that does not rotate within a block is kept in full. As for eigh, the in-block
-coupling ``f'(s) (U^H G V)_ij`` of a loss like ``Re <G, U f(S) V^H>`` at an exact tie is carried
-by no cotangent of ``(U, s, V^H)``; for functions of a symmetric/Hermitian matrix use the
-matrix-function rules (``rules.linalg.matfun``), which are exact there.
+of ``s`` alone (``sum(s**2)``, ``sum(s**3)``; ``sum(s)``, not differentiable at a zero, gets the
+subgradient ``U V^H``), and losses whose vector cotangents have no component along the gauge
+and no in-block coupling (below), such as ``Re <G, U f(S) V^H>`` with ``f(0) = f'(0) = 0`` at
+zeros. ``F^+`` stays finite at ties, so the skew-Hermitian in-block part of ``U^H G V`` of such a
+loss is kept in full. As for eigh, the in-block coupling ``f'(s)`` times the Hermitian part of
+``U^H G V`` inside a tie is carried by no cotangent of ``(U, s, V^H)`` (at ``A = I``, ``Re <G, A>``
+and ``Re <G, U V^H>`` give the same cotangents), so it is returned as 0; for functions of a
+symmetric/Hermitian matrix use the matrix-function rules (``rules.linalg.matfun``), which are
+exact there.
 
 Gauge. The common phase of each complex pair ``(u_i, v_i)``, rotations inside a repeated singular
 value, the singular vectors of zero singular values and the rotation of the ``full_matrices``
