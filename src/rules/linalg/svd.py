@@ -145,13 +145,15 @@ def _check_gauge(
 ) -> None:
     """Raise GaugeError when the vector cotangents (stacks) move a gauge component."""
     precision = s.dtype
-    U_bar = np.zeros_like(U) if U_bar is None else U_bar
-    Vh_bar = np.zeros_like(Vh) if Vh_bar is None else Vh_bar
     index = None if U.dtype.kind == "c" else near_ties(s, rtol, zeros=True)
     if index is not None:  # real: no phase; only ties and zeros have a continuous gauge
         if index.size == 0:
             return
-        U, s, Vh, U_bar, Vh_bar = U[index], s[index], Vh[index], U_bar[index], Vh_bar[index]
+        U, s, Vh = U[index], s[index], Vh[index]
+        U_bar = None if U_bar is None else U_bar[index]
+        Vh_bar = None if Vh_bar is None else Vh_bar[index]
+    U_bar = np.zeros_like(U) if U_bar is None else U_bar
+    Vh_bar = np.zeros_like(Vh) if Vh_bar is None else Vh_bar
     if U.dtype not in KERNEL_DTYPES:  # complex64: measure in double precision
         U, Vh, U_bar, Vh_bar = (x.astype(np.complex128) for x in (U, Vh, U_bar, Vh_bar))
         s = s.astype(np.float64)
