@@ -1,5 +1,5 @@
 """Rules for numpy and scipy linear algebra, one file per topic; importing registers them."""
 
-from rules.linalg import cholesky, expm, lu, matfun, products, qr, sylvester
+from rules.linalg import cholesky, eig, eigh, expm, lu, matfun, products, qr, svd, sylvester
 
-__all__ = ["cholesky", "expm", "lu", "matfun", "products", "qr", "sylvester"]
+__all__ = ["cholesky", "eig", "eigh", "expm", "lu", "matfun", "products", "qr", "svd", "sylvester"]

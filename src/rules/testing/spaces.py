@@ -402,6 +402,8 @@ class CompositeSpace(Space):
             backing = t.backing
             if self.positional and isinstance(backing, dict):
                 backing = tuple(canonicalize(t).backing.values())  # type: ignore[union-attr]
+            elif not self.positional and isinstance(backing, tuple):
+                backing = canonicalize(t).backing  # Tangent(NamedTuple, *elements): by position
             if self.positional:
                 assert isinstance(backing, tuple)
                 if len(backing) != len(self.spaces):

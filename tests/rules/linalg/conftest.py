@@ -3,6 +3,9 @@
 import numpy as np
 import pytest
 
+from rules import frule, rrule, split_cotangent
+from tangents import AbstractZero, Tangent, unthunk
+
 DTYPES = [np.float64, np.float32, np.complex128]
 
 
@@ -66,3 +69,117 @@ def pivoted(dominant, rng):
         return X.reshape(shape)
 
     return pivoted
+
+
+class FirstRowPhase:
+    """Test-only gauge fixing: scale each column ``v_i`` by ``c_i`` so that ``v_i[0]`` is real >= 0.
+
+    ``c_i = conj(v_i[0]) / |v_i[0]|`` (a sign for real vectors) is smooth in ``V`` while
+    ``v_i[0] != 0``, so eigenvectors (singular vectors) in this gauge are smooth functions of the
+    matrix that finite differences can follow, unlike LAPACK's, whose signs jump under tiny
+    perturbations. The adjoint of the fixing maps any cotangent to a gauge-invariant one.
+    """
+
+    @staticmethod
+    def factor(V):
+        """``c`` (..., n) such that ``V * c[..., None, :]`` has a real non-negative first row."""
+        first = V[..., 0, :]
+        return np.sign(first) if first.dtype.kind != "c" else first.conj() / np.abs(first)
+
+    @staticmethod
+    def dtheta(V, V_dot):
+        """The rate of change of ``arg v_i[0]``; 0 for real vectors."""
+        if V.dtype.kind != "c":
+            return np.zeros(V.shape[:-2] + V.shape[-1:])
+        return (V_dot[..., 0, :] / V[..., 0, :]).imag
+
+    @staticmethod
+    def pushforward(V, c, V_dot):
+        """Tangent of ``V c``: ``(V_dot - i V dtheta) c``."""
+        theta = FirstRowPhase.dtheta(V, V_dot)
+        return (V_dot - 1j * V * theta[..., None, :] if V.dtype.kind == "c" else V_dot) * c[
+            ..., None, :
+        ]
+
+    @staticmethod
+    def theta_cotangent(V, r):
+        """The cotangent of ``V`` from the cotangent ``r`` (..., n) of ``arg v_i[0]``."""
+        out = np.zeros(V.shape, dtype=np.result_type(V.dtype, np.complex64))
+        out[..., 0, :] = r * 1j / V[..., 0, :].conj()
+        return out
+
+    @staticmethod
+    def pullback(V, c, Y_bar, r_extra=0.0):
+        """Cotangent of ``V`` from that of ``Y = V c`` (plus ``r_extra`` on the phase angle)."""
+        V_bar = Y_bar * c.conj()[..., None, :]
+        if V.dtype.kind != "c":
+            return V_bar
+        r = np.real(np.sum(Y_bar.conj() * (-1j) * V * c[..., None, :], axis=-2)) + r_extra
+        return V_bar + FirstRowPhase.theta_cotangent(V, r)
+
+
+@pytest.fixture
+def first_row_phase():
+    """The :class:`FirstRowPhase` gauge fixing (test helper)."""
+    return FirstRowPhase
+
+
+@pytest.fixture
+def with_spectrum(rng):
+    """``with_spectrum(dtype, w, batch=())``: Hermitian ``Q diag(w) Q^H`` with a random unitary ``Q``."""
+
+    def with_spectrum(dtype, w, batch=()):
+        n = len(w)
+        X = rng.standard_normal((*batch, n, n))
+        if np.dtype(dtype).kind == "c":
+            X = X + 1j * rng.standard_normal((*batch, n, n))
+        Q, _ = np.linalg.qr(X)
+        A = (Q * np.asarray(w, dtype=float)) @ Q.conj().swapaxes(-1, -2)
+        return (0.5 * (A + A.conj().swapaxes(-1, -2))).astype(dtype)
+
+    return with_spectrum
+
+
+@pytest.fixture
+def gauge_fixed(first_row_phase):
+    """``gauge_fixed(f)``: ``f`` returning ``(w, V)``, with ``V`` in the first-row gauge.
+
+    The returned function has an rrule and an frule composed from ``f``'s rules under test and
+    the gauge fixing, so ``check_rrule``/``check_frule`` can run on it with random output
+    tangents; the registrations are removed after the test.
+    """
+    fix = first_row_phase
+    registered = []
+
+    def gauge_fixed(f):
+        def fixed(A, *args, **kwargs):
+            w, V = f(A, *args, **kwargs)
+            return w, V * fix.factor(V)[..., None, :]
+
+        def fixed_rrule(A, *args, **kwargs):
+            (w, V), pullback = rrule(f, A, *args, **kwargs)
+            c = fix.factor(V)
+
+            def fixed_pullback(y_bar):
+                w_bar, Y_bar = (unthunk(t) for t in split_cotangent(y_bar, 2))
+                if not isinstance(Y_bar, AbstractZero):
+                    Y_bar = fix.pullback(V, c, Y_bar)
+                return pullback((w_bar, Y_bar))[:2]
+
+            return (w, V * c[..., None, :]), fixed_pullback
+
+        def fixed_frule(tangents, A, *args, **kwargs):
+            (w, V), y_dot = frule(tangents, f, A, *args, **kwargs)
+            w_dot, V_dot = (unthunk(t) for t in split_cotangent(y_dot, 2))
+            c = fix.factor(V)
+            return (w, V * c[..., None, :]), Tangent(tuple, w_dot, fix.pushforward(V, c, V_dot))
+
+        rrule.register(fixed)(fixed_rrule)
+        frule.register(fixed)(fixed_frule)
+        registered.append(fixed)
+        return fixed
+
+    yield gauge_fixed
+    for fixed in registered:
+        rrule.unregister(fixed)
+        frule.unregister(fixed)

@@ -8,7 +8,15 @@ import scipy.sparse as sp
 
 from rules.testing.finite_differences import Differencer
 from rules.testing.spaces import EmptySpace, inner, space_of
-from tangents import Diagonal, Hermitian, LowerTriangular, ProjectTo, Symmetric, UpperTriangular
+from tangents import (
+    Diagonal,
+    Hermitian,
+    LowerTriangular,
+    ProjectTo,
+    Symmetric,
+    Tangent,
+    UpperTriangular,
+)
 
 
 @dataclasses.dataclass
@@ -98,3 +106,11 @@ def test_finite_differences_of_a_polynomial_are_accurate():
     np.testing.assert_allclose(jvp, [3 * 0.3**2, 0, 0], atol=1e-10)
     vjp = differ.vjp(np.ones(3), 0)
     np.testing.assert_allclose(vjp, 3 * x**2, rtol=1e-9)
+
+
+def test_namedtuple_tangent_by_position_or_by_name():
+    y = np.linalg.eigh(np.diag([1.0, 2.0]))
+    space = space_of(y)
+    by_name = Tangent(type(y), eigenvalues=np.ones(2), eigenvectors=np.eye(2))
+    by_position = Tangent(type(y), np.ones(2), np.eye(2))
+    np.testing.assert_array_equal(space.ambient(by_position), space.ambient(by_name))

@@ -1,0 +1,474 @@
+r"""Rules for the Hermitian eigendecomposition, degenerate-safe.
+
+Functions: ``np.linalg.eigh``, ``np.linalg.eigvalsh``, ``scipy.linalg.eigh`` (standard problem)
+and ``scipy.linalg.eigvalsh``; real symmetric and complex Hermitian matrices, and stacks of them.
+
+For ``A = V diag(w) V^H`` with ``w`` ascending and ``V`` unitary, write ``M = V^H \bar V`` and
+``F_ij = 1/(w_j - w_i)`` for ``i != j``, masked to 0 on the diagonal and for near ties
+(M. B. Giles 2008, section 3.1; M. Seeger et al. 2017, section 3.2):
+
+.. math::
+
+    \bar A = V \Big(\mathrm{diag}(\bar w) + F \circ \tfrac12 (M - M^H)\Big) V^H, \qquad
+    \dot w = \mathrm{Re}\,\mathrm{diag}(C), \quad \dot V = V (F \circ C), \quad
+    C = V^H \dot A V.
+
+Only the skew-Hermitian part of ``M`` enters, because ``F`` is antisymmetric (see
+``kernels.eigh``); the result is exactly Hermitian. Complex matrices follow the same formula
+with the convention ``dL/dRe z + i dL/dIm z`` (L. Boeddeker, P. Hanebrink, R. Haeb-Umbach 2017).
+
+Conventions. The input is read as a Hermitian matrix (LAPACK reads one triangle, chosen by
+``UPLO``/``lower``), so its cotangent is the Hermitian ``(G + G^H)/2`` and a forward tangent is
+read through its Hermitian part (DESIGN.md section 3); structured inputs (``Symmetric``,
+``Hermitian``, ``Diagonal``) get cotangents of their structure through ``ProjectTo``. float32
+stays float32; complex64 takes the numpy formula below, the other dtypes the kernels.
+
+Degenerate eigenvalues. Pairs with ``|w_j - w_i| <= rtol * max|w|``, ``rtol = 8 n eps`` (the
+kernels' default, :func:`kernels._spectral.default_rtol`), are masked: ``F_ij = 0``. The
+cotangent is therefore always finite, and it is exact for every loss whose derivative the
+decomposition determines at a tie: losses of the eigenvalues alone (``sum(w**3)``, ``w.max()``
+when it is simple), ``trace(V diag(f(w)) V^H)``, and any loss whose eigenvector cotangent has no
+component rotating inside a degenerate eigenspace; exact zero eigenvalues need no special care.
+For smooth functions of the matrix that the decomposition does not determine at a tie, such as
+``trace(M V diag(f(w)) V^H)`` with a general ``M`` (whose in-block Daleckii-Krein term
+``f'(w) (V^H M V)_ij`` no cotangent of ``(w, V)`` carries), use the matrix-function rules
+(``scipy.linalg.expm``, ``funm``, ... on ``Symmetric``/``Hermitian`` inputs,
+``rules.linalg.matfun``), which are exact there. A loss of one eigenvalue of a repeated pair
+(``w[0]`` at ``A = I``) has no derivative; the pullback returns one one-sided value.
+
+Gauge. The phase of each complex eigenvector and the basis inside a degenerate eigenspace are
+arbitrary (LAPACK picks them). Before dropping those components of ``V_bar`` the pullback measures
+them (``kernels.eigh.eigh_gauge_residual``) and raises :class:`GaugeError` when one exceeds
+``sqrt(eps)`` times ``||V_bar||_F`` for that matrix: such a loss (``sum(V.real)`` for complex
+``A``, ``V[:, 0]`` at a tie) is not a function of ``A``. The pushforward returns the tangent
+without phase drift or in-block rotation (``V^H V_dot`` skew-Hermitian with zero diagonal and
+zero in-block entries), the adjoint of the pullback.
+
+Tangent types: the coupling ``F o M`` needs elementwise access, so cotangents go through
+``as_array_cotangent`` (arrays, structured and sparse matrices; other types raise ``TypeError``
+naming the rule).
+
+References
+----------
+.. [1] M. B. Giles, "An extended collection of matrix derivative results for forward and reverse
+   mode algorithmic differentiation", Oxford NA report 08/01, 2008.
+.. [2] M. Seeger, A. Hetzel, Z. Dai, E. Meissner, N. D. Lawrence, "Auto-differentiating linear
+   algebra", arXiv:1710.08717, 2017.
+.. [3] L. Boeddeker, P. Hanebrink, R. Haeb-Umbach, "On the computation of complex-valued
+   gradients with application to statistically optimum beamforming", arXiv:1701.00392, 2017.
+.. [4] M. F. Kasim, "Derivatives of partial eigendecomposition of a real symmetric matrix for
+   degenerate cases", arXiv:2011.04366, 2020.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from kernels import eigh as keigh
+from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.linalg._spectral import (
+    GaugeError,
+    default_rtol,
+    frobenius,
+    masked_inverse,
+    near_ties,
+    optional_cotangent,
+    raise_if_gauge_dependent,
+    square_input,
+)
+from rules.linalg._stacks import adjoint, as_stack
+from rules.registry import frule, rrule, split_cotangent
+from tangents import NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
+
+__all__ = [
+    "GaugeError",
+    "eigh_pullback_array",
+    "eigh_pullback_formula",
+    "eigh_pushforward_array",
+    "eigh_pushforward_formula",
+]
+
+_PHASE = "the phase of complex eigenvectors"
+_ROTATION = "the choice of eigenvectors inside a degenerate eigenspace"
+
+
+# --- pullback and pushforward on arrays ----------------------------------------------------------
+
+
+def eigh_pullback_array(
+    name: str, w: np.ndarray, V: np.ndarray, w_bar: np.ndarray | None, V_bar: np.ndarray | None
+) -> np.ndarray:
+    """``A_bar`` (..., n, n) for ndarray cotangents of ``w`` and ``V`` (``None``: zero).
+
+    The cotangents must have the dtypes of ``w`` and ``V`` and be C-contiguous. Raises
+    :class:`GaugeError` for a gauge-dependent ``V_bar`` (module docstring).
+    """
+    n = V.shape[-1]
+    rtol = default_rtol(n, w.dtype)
+    if V_bar is not None:
+        _check_gauge(name, w.reshape(-1, n), as_stack(V), as_stack(V_bar), rtol)
+    if V.dtype not in KERNEL_DTYPES:
+        return eigh_pullback_formula(w, V, w_bar, V_bar, rtol)
+    ws, Vs = w.reshape(-1, n), as_stack(V)
+    w_bars = None if w_bar is None else w_bar.reshape(-1, n)
+    if V_bar is None:
+        if w_bars is None:
+            return np.zeros_like(V)
+        return keigh.eigvalsh_pullback_batched(Vs, w_bars).reshape(V.shape)
+    A_bar = keigh.eigh_pullback_batched(ws, Vs, w_bars, as_stack(V_bar), rtol=rtol)
+    return A_bar.reshape(V.shape)
+
+
+def _check_gauge(name: str, w: np.ndarray, V: np.ndarray, V_bar: np.ndarray, rtol: float) -> None:
+    """Raise GaugeError when ``V_bar`` (b, n, n) moves a phase or rotates inside a tie."""
+    precision = w.dtype
+    index = None if V.dtype.kind == "c" else near_ties(w, rtol)  # real: no phase, only ties
+    if index is not None:
+        if index.size == 0:
+            return
+        w, V, V_bar = w[index], V[index], V_bar[index]
+    if V.dtype not in KERNEL_DTYPES:  # complex64: measure in double precision
+        w, V, V_bar = w.astype(np.float64), V.astype(np.complex128), V_bar.astype(np.complex128)
+    phase, rotation = keigh.eigh_gauge_residual_batched(w, V, V_bar, rtol=rtol)
+    raise_if_gauge_dependent(
+        name,
+        {_PHASE: phase, _ROTATION: rotation},
+        lambda rows: frobenius(V_bar[rows]),
+        precision,
+        index,
+    )
+
+
+def eigh_pullback_formula(
+    w: np.ndarray, V: np.ndarray, w_bar: np.ndarray | None, V_bar: np.ndarray | None, rtol: float
+) -> np.ndarray:
+    """The module docstring's pullback in stacked numpy, with the kernels' masks (no gauge check).
+
+    The reference for the kernels and the path for dtypes without kernels (complex64).
+    """
+    Vh = adjoint(V)
+    K = np.zeros(V.shape, dtype=V.dtype)
+    with np.errstate(all="ignore"):  # NaN in, NaN out, silently (as the kernels)
+        if V_bar is not None:
+            M = Vh @ V_bar
+            d = w[..., None, :] - w[..., :, None]  # d_ij = w_j - w_i
+            tol = rtol * np.max(np.abs(w), axis=-1, initial=0.0)
+            K = (masked_inverse(d, tol) * (0.5 * (M - adjoint(M)))).astype(V.dtype)
+        if w_bar is not None:
+            n = w.shape[-1]
+            K[..., np.arange(n), np.arange(n)] += w_bar
+        A_bar = V @ K @ Vh
+        return (0.5 * (A_bar + adjoint(A_bar))).astype(V.dtype)
+
+
+def eigh_pushforward_array(
+    w: np.ndarray, V: np.ndarray, A_dot: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(w_dot, V_dot)`` for an ndarray ``A_dot`` of ``V``'s dtype, read through its Hermitian part."""
+    n = V.shape[-1]
+    rtol = default_rtol(n, w.dtype)
+    if V.dtype not in KERNEL_DTYPES:
+        return eigh_pushforward_formula(w, V, A_dot, rtol)
+    w_dot, V_dot = keigh.eigh_pushforward_batched(
+        w.reshape(-1, n), as_stack(V), as_stack(A_dot), rtol=rtol
+    )
+    return w_dot.reshape(w.shape), V_dot.reshape(V.shape)
+
+
+def eigh_pushforward_formula(
+    w: np.ndarray, V: np.ndarray, A_dot: np.ndarray, rtol: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The module docstring's pushforward in stacked numpy (reference and complex64 path)."""
+    with np.errstate(all="ignore"):
+        Vh = adjoint(V)
+        C = Vh @ (0.5 * (A_dot + adjoint(A_dot))) @ V
+        w_dot = np.real(np.diagonal(C, axis1=-2, axis2=-1)).astype(w.dtype)
+        d = w[..., None, :] - w[..., :, None]
+        tol = rtol * np.max(np.abs(w), axis=-1, initial=0.0)
+        V_dot = V @ (masked_inverse(d, tol) * C)
+        return w_dot, V_dot.astype(V.dtype)
+
+
+def _values_pullback_array(V: np.ndarray, w_bar: np.ndarray) -> np.ndarray:
+    """``A_bar = V diag(w_bar) V^H``: the eigenvalues' pullback, no division anywhere.
+
+    ``V`` may be (..., n, k) with ``k < n`` (``subset_by_index``).
+    """
+    if V.dtype not in KERNEL_DTYPES or V.shape[-1] != V.shape[-2]:
+        A_bar = (V * w_bar[..., None, :]) @ adjoint(V)
+        return 0.5 * (A_bar + adjoint(A_bar))
+    n = V.shape[-1]
+    return keigh.eigvalsh_pullback_batched(as_stack(V), w_bar.reshape(-1, n)).reshape(V.shape)
+
+
+def _values_pushforward(V: np.ndarray, A_dot: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
+    """``w_dot = Re diag(V^H A_dot V)``."""
+    return np.real(np.sum(V.conj() * (A_dot @ V), axis=-2)).astype(dtype)
+
+
+def _tangent_of_input(name: str, A_dot: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """The input tangent as an ndarray of the decomposition's dtype (real part for real input)."""
+    A_dot = np.asarray(as_array_cotangent(unthunk(A_dot), f"{name}'s pushforward"))
+    if A_dot.shape != shape:
+        raise ValueError(
+            f"{name} pushforward: the tangent has shape {A_dot.shape}, expected {shape}"
+        )
+    if A_dot.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        A_dot = A_dot.real
+    return np.ascontiguousarray(A_dot, dtype=dtype)
+
+
+# --- the rules, shared by numpy and scipy ----------------------------------------------------------
+
+
+def _vectors_rule(name: str, A: Any, result: Any) -> tuple[Any, Any]:
+    """``(result, pullback)`` for a function returning ``(w, V)``."""
+    w, V = result
+    project_A = ProjectTo(A)
+
+    def eigh_pullback(y_bar: Any) -> tuple[Any, Any]:
+        w_bar, V_bar = split_cotangent(y_bar, 2)
+        w_bar = optional_cotangent(w_bar, name, "the eigenvalues", w.shape, w.dtype)
+        V_bar = optional_cotangent(V_bar, name, "the eigenvectors", V.shape, V.dtype)
+        return NoTangent(), project_A(eigh_pullback_array(name, w, V, w_bar, V_bar))
+
+    return result, eigh_pullback
+
+
+def _values_rule(name: str, A: Any, w: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, Any]:
+    """``(w, pullback)`` for a function returning the eigenvalues only."""
+    project_A = ProjectTo(A)
+
+    def eigvalsh_pullback(w_bar: Any) -> tuple[Any, Any]:
+        w_bar = optional_cotangent(w_bar, name, "the eigenvalues", w.shape, w.dtype)
+        if w_bar is None:  # a thunk of a zero (the registry does not evaluate thunks)
+            return NoTangent(), ZeroTangent()
+        return NoTangent(), project_A(_values_pullback_array(V, w_bar))
+
+    return w, eigvalsh_pullback
+
+
+# --- np.linalg.eigh / eigvalsh ---------------------------------------------------------------------
+
+
+def _numpy_eigh(name: str, a: Any, UPLO: str) -> tuple[np.ndarray, Any]:
+    dense = square_input(name, a)
+    return dense, np.linalg.eigh(dense, UPLO)
+
+
+@rrule.register(np.linalg.eigh)
+def eigh_rrule(a: Any, UPLO: str = "L") -> tuple[Any, Any]:
+    """Reverse rule for ``np.linalg.eigh(a, UPLO)``; returns numpy's ``EighResult``.
+
+    See the module docstring for the formula and the degenerate and gauge policy.
+    """
+    _, result = _numpy_eigh("np.linalg.eigh", a, UPLO)
+    return _vectors_rule("np.linalg.eigh", a, result)
+
+
+@frule.register(np.linalg.eigh)
+def eigh_frule(tangents: tuple[Any, Any], a: Any, UPLO: str = "L") -> tuple[Any, Any]:
+    r"""Forward rule for ``np.linalg.eigh``: :math:`\dot w = \mathrm{Re\,diag}(C)`, :math:`\dot V = V (F \circ C)`."""
+    dense, result = _numpy_eigh("np.linalg.eigh", a, UPLO)
+    w, V = result
+    A_dot = _tangent_of_input("np.linalg.eigh", tangents[1], dense.shape, V.dtype)
+    return result, Tangent(type(result), *eigh_pushforward_array(w, V, A_dot))
+
+
+def _numpy_eigvalsh(a: Any, UPLO: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    name = "np.linalg.eigvalsh"
+    dense, (w, V) = _numpy_eigh(name, a, UPLO)
+    if np.isnan(w).any():  # numpy's eigvalsh does not converge on NaN; eigh returns NaN
+        raise np.linalg.LinAlgError(
+            f"{name}: Eigenvalues did not converge (input of shape {dense.shape} holds NaN)"
+        )
+    return dense, w, V
+
+
+@rrule.register(np.linalg.eigvalsh)
+def eigvalsh_rrule(a: Any, UPLO: str = "L") -> tuple[np.ndarray, Any]:
+    r"""Reverse rule for ``np.linalg.eigvalsh``: :math:`\bar A = V \mathrm{diag}(\bar w) V^H`.
+
+    The eigenvectors are computed in the forward pass (``np.linalg.eigh``), so the values agree
+    with ``np.linalg.eigvalsh`` to rounding. No division: exact at repeated eigenvalues for
+    symmetric functions of the spectrum.
+    """
+    _, w, V = _numpy_eigvalsh(a, UPLO)
+    return _values_rule("np.linalg.eigvalsh", a, w, V)
+
+
+@frule.register(np.linalg.eigvalsh)
+def eigvalsh_frule(tangents: tuple[Any, Any], a: Any, UPLO: str = "L") -> tuple[Any, Any]:
+    r"""Forward rule for ``np.linalg.eigvalsh``: :math:`\dot w = \mathrm{Re\,diag}(V^H \dot A V)`."""
+    dense, w, V = _numpy_eigvalsh(a, UPLO)
+    A_dot = _tangent_of_input("np.linalg.eigvalsh", tangents[1], dense.shape, V.dtype)
+    return w, _values_pushforward(V, A_dot, w.dtype)
+
+
+# --- scipy.linalg.eigh / eigvalsh ------------------------------------------------------------------
+
+_SCIPY_OPTIONS = {"overwrite_a", "overwrite_b", "type", "check_finite", "driver", "subset_by_index"}
+
+
+class _ScipyEigh:
+    """One call of ``scipy.linalg.eigh`` (standard problem) and what its rules need."""
+
+    def __init__(self, name: str, a: Any, b: Any, lower: bool, options: dict[str, Any]) -> None:
+        if b is not None:
+            raise NotImplementedError(
+                f"{name}: the generalized problem (b given) has no rule; only the standard "
+                "problem A v = w v is differentiable here"
+            )
+        unknown = set(options) - _SCIPY_OPTIONS
+        if "subset_by_value" in unknown:
+            raise NotImplementedError(
+                f"{name}: subset_by_value has no rule (subset_by_index has one)"
+            )
+        if unknown:
+            raise TypeError(f"{name} got unexpected keyword argument(s) {sorted(unknown)}")
+        if options.get("overwrite_a") or options.get("overwrite_b"):
+            raise ValueError(
+                f"{name}: overwrite_a/overwrite_b=True is not differentiable (it mutates the input)"
+            )
+        self.name, self.lower = name, lower
+        self.dense = dense = square_input(name, a)
+        n = dense.shape[-1]
+        subset = options.get("subset_by_index")
+        self.lo, self.hi = (0, n - 1) if subset is None else (int(subset[0]), int(subset[1]))
+        check_finite = options.get("check_finite", True)
+        if not check_finite and not np.isfinite(dense).all():
+            # LAPACK's ?syevr (scipy's default driver) can loop forever on NaN; numpy's driver
+            # returns NaN, which is what a rule promises for NaN input.
+            w, V = np.linalg.eigh(dense, "L" if lower else "U")
+            self.w, self.V = w[..., self.lo : self.hi + 1], V[..., self.lo : self.hi + 1]
+            return
+        self.w, V = sla.eigh(
+            dense,
+            lower=lower,
+            check_finite=check_finite,
+            driver=options.get("driver"),
+            type=options.get("type", 1),
+            subset_by_index=subset,
+        )
+        self.V = np.ascontiguousarray(V)  # scipy's V is Fortran-ordered
+
+    @property
+    def partial(self) -> bool:
+        """Whether only some of the eigenpairs were computed (``subset_by_index``)."""
+        return self.hi - self.lo + 1 < self.dense.shape[-1]
+
+    def complete(self) -> tuple[np.ndarray, np.ndarray]:
+        """A full eigendecomposition ``(w_all, V_all)`` whose columns ``lo..hi`` are ``(w, V)``.
+
+        The other eigenvectors come from ``np.linalg.eigh``, projected off ``V`` and
+        re-orthonormalised, so the basis stays orthonormal even when a repeated eigenvalue
+        straddles the subset's edge (a tie the gauge check then sees).
+        """
+        w_all, Q = np.linalg.eigh(self.dense, "L" if self.lower else "U")
+        n, selected = w_all.shape[-1], slice(self.lo, self.hi + 1)
+        rest = np.r_[0 : self.lo, self.hi + 1 : n]
+        Q_rest = Q[..., rest]
+        Q_rest, _ = np.linalg.qr(Q_rest - self.V @ (adjoint(self.V) @ Q_rest))
+        V_all = np.empty_like(Q)
+        V_all[..., selected], V_all[..., rest] = self.V, Q_rest
+        w_all[..., selected] = self.w
+        return w_all, V_all
+
+    def vectors_pullback(self, A: Any) -> Any:
+        """The pullback of ``(w, V)``; a partial decomposition is completed first (in the pullback)."""
+        if not self.partial:
+            return _vectors_rule(self.name, A, (self.w, self.V))[1]
+        name, w, V = self.name, self.w, self.V
+        project_A = ProjectTo(A)
+
+        def eigh_subset_pullback(y_bar: Any) -> tuple[Any, Any]:
+            w_bar, V_bar = split_cotangent(y_bar, 2)
+            w_bar = optional_cotangent(w_bar, name, "the eigenvalues", w.shape, w.dtype)
+            V_bar = optional_cotangent(V_bar, name, "the eigenvectors", V.shape, V.dtype)
+            if V_bar is None:
+                return NoTangent(), project_A(_values_pullback_array(V, w_bar))
+            w_all, V_all = self.complete()
+            selected = slice(self.lo, self.hi + 1)
+            V_bar_all = np.zeros_like(V_all)
+            V_bar_all[..., selected] = V_bar
+            w_bar_all = None
+            if w_bar is not None:
+                w_bar_all = np.zeros_like(w_all)
+                w_bar_all[..., selected] = w_bar
+            return NoTangent(), project_A(
+                eigh_pullback_array(name, w_all, V_all, w_bar_all, V_bar_all)
+            )
+
+        return eigh_subset_pullback
+
+    def vectors_pushforward(self, A_dot: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(w_dot, V_dot)`` of the computed eigenpairs."""
+        A_dot = _tangent_of_input(self.name, A_dot, self.dense.shape, self.V.dtype)
+        if not self.partial:
+            return eigh_pushforward_array(self.w, self.V, A_dot)
+        w_all, V_all = self.complete()
+        w_dot, V_dot = eigh_pushforward_array(w_all, V_all, A_dot)
+        selected = slice(self.lo, self.hi + 1)
+        return w_dot[..., selected], V_dot[..., selected]
+
+    def values_pushforward(self, A_dot: Any) -> np.ndarray:
+        A_dot = _tangent_of_input(self.name, A_dot, self.dense.shape, self.V.dtype)
+        return _values_pushforward(self.V, A_dot, self.w.dtype)
+
+
+@rrule.register(sla.eigh)
+def scipy_eigh_rrule(
+    a: Any, b: Any = None, *, lower: bool = True, eigvals_only: bool = False, **options: Any
+) -> tuple[Any, Any]:
+    """Reverse rule for ``scipy.linalg.eigh(a, lower=True, eigvals_only=False)``, standard problem.
+
+    Returns ``(w, v)``, or ``w`` with ``eigvals_only=True``. ``driver``, ``check_finite`` and
+    ``subset_by_index`` are honoured; ``overwrite_a`` is refused; the generalized problem (``b``)
+    and ``subset_by_value`` raise ``NotImplementedError``. With ``subset_by_index`` the
+    eigenvectors' pullback needs the other eigenpairs too (the coupling ``F`` runs over the
+    whole spectrum): it completes the decomposition with ``np.linalg.eigh`` when called. The
+    eigenvalues' pullback ``V diag(w_bar) V^H`` needs only the computed vectors. See the module
+    docstring for the degenerate and gauge policy.
+    """
+    call = _ScipyEigh("scipy.linalg.eigh", a, b, lower, options)
+    if eigvals_only:
+        return _values_rule(call.name, a, call.w, call.V)
+    return (call.w, call.V), call.vectors_pullback(a)
+
+
+@frule.register(sla.eigh)
+def scipy_eigh_frule(
+    tangents: tuple[Any, ...],
+    a: Any,
+    b: Any = None,
+    *,
+    lower: bool = True,
+    eigvals_only: bool = False,
+    **options: Any,
+) -> tuple[Any, Any]:
+    """Forward rule for ``scipy.linalg.eigh`` (standard problem)."""
+    call = _ScipyEigh("scipy.linalg.eigh", a, b, lower, options)
+    if eigvals_only:
+        return call.w, call.values_pushforward(tangents[1])
+    return (call.w, call.V), Tangent(tuple, *call.vectors_pushforward(tangents[1]))
+
+
+@rrule.register(sla.eigvalsh)
+def scipy_eigvalsh_rrule(
+    a: Any, b: Any = None, *, lower: bool = True, **options: Any
+) -> tuple[np.ndarray, Any]:
+    """Reverse rule for ``scipy.linalg.eigvalsh`` (standard problem): ``V diag(w_bar) V^H``."""
+    call = _ScipyEigh("scipy.linalg.eigvalsh", a, b, lower, options)
+    return _values_rule(call.name, a, call.w, call.V)
+
+
+@frule.register(sla.eigvalsh)
+def scipy_eigvalsh_frule(
+    tangents: tuple[Any, ...], a: Any, b: Any = None, *, lower: bool = True, **options: Any
+) -> tuple[Any, Any]:
+    """Forward rule for ``scipy.linalg.eigvalsh`` (standard problem)."""
+    call = _ScipyEigh("scipy.linalg.eigvalsh", a, b, lower, options)
+    return call.w, call.values_pushforward(tangents[1])

@@ -1,0 +1,507 @@
+r"""Rules for the singular value decomposition, degenerate-safe.
+
+Functions: ``np.linalg.svd`` (``full_matrices``, ``compute_uv``, ``hermitian``),
+``np.linalg.svdvals``, ``scipy.linalg.svd`` (``full_matrices``, ``compute_uv``,
+``lapack_driver``) and ``scipy.linalg.svdvals``; tall, wide and square, real and complex
+matrices, and stacks of them.
+
+For the thin SVD ``A = U diag(s) V^H`` (``U`` (m, k), ``k = min(m, n)``, ``s`` descending), with
+``J = U^H \bar U``, ``K = V^H \bar V``, ``J_a = J - J^H``, ``K_a = K - K^H`` and the masked
+``F^-_ij = 1/(s_j - s_i)``, ``F^+_ij = 1/(s_i + s_j)``, ``S^+ = diag(1/s_i)`` (see below):
+
+.. math::
+
+    X = \mathrm{diag}(\bar s) + F^- \circ \tfrac12 (J_a + K_a) + F^+ \circ \tfrac12 (J_a - K_a),
+
+    \bar A = U X V^H + (I - U U^H) \bar U S^+ V^H + U S^+ \bar V^H (I - V V^H),
+
+and the pushforward with ``P = U^H \dot A V``, ``P_h, P_a`` its Hermitian and skew parts:
+``s_dot = Re diag(P)``, ``U_dot = U (F^- o P_h + F^+ o P_a) + (I - U U^H) A_dot V S^+``,
+``V_dot = V (F^- o P_h - F^+ o P_a) + (I - V V^H) A_dot^H U S^+``. This is J. Townsend's formula
+(2016) with the split ``(J_a s_j + s_i K_a)/(s_j^2 - s_i^2) = F^- (J_a + K_a)/2 + F^+ (J_a -
+K_a)/2`` (``kernels.svd``), for complex input as in Wan and Zhang (2019). ``svdvals`` uses
+``A_bar = U diag(s_bar) V^H``: no division, exact at any tie or zero.
+
+``full_matrices=True`` (non-square ``A``): the extra columns ``U_p`` of ``U`` (rows of ``Vh``) span
+the orthogonal complement of the range, which ``A`` determines up to a rotation inside it. Their
+cotangent ``X`` is not ignored: through ``U_k^H U_p = 0`` it moves ``U_k``, so
+``U_bar_k += -U_p X^H U_k`` (``Vh_bar_k += -Vh_k Y^H Vh_p`` for the extra rows ``Y`` of
+``Vh_bar``), which is exact for losses such as ``trace(G U_p U_p^H)``. The part of ``X``
+that rotates ``U_p`` inside the complement (the skew-Hermitian part of ``U_p^H X``) is gauge and
+is checked like the other gauge components (below). The pushforward returns
+``U_p_dot = -U_k U_k_dot^H U_p`` (no rotation inside the complement).
+
+Degenerate and zero singular values. ``F^-`` is 0 where ``|s_j - s_i| <= tol``, ``F^+`` and
+``S^+`` where the singular values are ``<= tol``, with ``tol = rtol * max(s)`` and ``rtol = 8
+max(m, n) eps`` (the kernels' default, :func:`kernels._spectral.default_rtol`). The cotangent is
+always finite, and exact for every loss the decomposition determines at a tie or a zero: losses
+of ``s`` alone (``sum(s**2)``, ``sum(s**3)``; ``sum(s)``, not differentiable at a zero, gets the
+subgradient ``U V^H``), and losses whose vector cotangents have no component along the gauge
+and no in-block coupling (below), such as ``Re <G, U f(S) V^H>`` with ``f(0) = f'(0) = 0`` at
+zeros. ``F^+`` stays finite at ties, so the skew-Hermitian in-block part of ``U^H G V`` of such a
+loss is kept in full. As for eigh, the in-block coupling ``f'(s)`` times the Hermitian part of
+``U^H G V`` inside a tie is carried by no cotangent of ``(U, s, V^H)`` (at ``A = I``, ``Re <G, A>``
+and ``Re <G, U V^H>`` give the same cotangents), so it is returned as 0; for functions of a
+symmetric/Hermitian matrix use the matrix-function rules (``rules.linalg.matfun``), which are
+exact there.
+
+Gauge. The common phase of each complex pair ``(u_i, v_i)``, rotations inside a repeated singular
+value, the singular vectors of zero singular values and the rotation of the ``full_matrices``
+complement are arbitrary. The pullback measures each component it drops
+(``kernels.svd.svd_gauge_residual``) and raises :class:`GaugeError` when one exceeds ``sqrt(eps)``
+times the Frobenius norm of the vector cotangents of that matrix. The pushforward returns the
+tangent without gauge motion (the adjoint of the pullback).
+
+Conventions: float32 stays float32, complex64 takes the numpy formula, the other dtypes the
+kernels. ``hermitian=True`` reads ``A`` as Hermitian (its lower triangle), so the cotangent is
+the Hermitian ``(G + G^H)/2`` and forward tangents are read through their Hermitian part.
+``svdvals`` and ``compute_uv=False`` compute the vectors in the forward pass; the values agree with
+LAPACK's values-only driver to rounding. Cotangents need elementwise access, so they go through
+``as_array_cotangent``.
+
+References
+----------
+.. [1] J. Townsend, "Differentiating the singular value decomposition", technical note, 2016.
+.. [2] M. Seeger, A. Hetzel, Z. Dai, E. Meissner, N. D. Lawrence, "Auto-differentiating linear
+   algebra", arXiv:1710.08717, 2017.
+.. [3] Z.-Q. Wan, S.-X. Zhang, "Automatic differentiation for complex valued SVD",
+   arXiv:1909.02659, 2019.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from kernels import svd as ksvd
+from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.linalg._spectral import (
+    GaugeError,
+    default_rtol,
+    frobenius,
+    masked_inverse,
+    near_ties,
+    optional_cotangent,
+    raise_if_gauge_dependent,
+)
+from rules.linalg._stacks import adjoint, as_stack
+from rules.registry import frule, rrule, split_cotangent
+from tangents import NoTangent, ProjectTo, Tangent, unthunk
+
+__all__ = [
+    "GaugeError",
+    "svd_pullback_array",
+    "svd_pullback_formula",
+    "svd_pushforward_array",
+    "svd_pushforward_formula",
+]
+
+_PHASE = "the common phase of complex singular vector pairs (u_i, v_i)"
+_ROTATION = "the choice of singular vectors inside a repeated singular value"
+_NULL = "the singular vectors of zero singular values"
+_COMPLEMENT = "the basis of the orthogonal complement (the extra vectors of full_matrices=True)"
+
+
+# --- pullback and pushforward on arrays (thin factors) -------------------------------------------
+
+
+def svd_pullback_array(
+    name: str,
+    U: np.ndarray,
+    s: np.ndarray,
+    Vh: np.ndarray,
+    U_bar: np.ndarray | None,
+    s_bar: np.ndarray | None,
+    Vh_bar: np.ndarray | None,
+) -> np.ndarray:
+    """``A_bar`` (..., m, n) from thin factors and ndarray cotangents of their dtypes (``None``: zero).
+
+    Raises :class:`GaugeError` for gauge-dependent vector cotangents (module docstring).
+    """
+    m, k, n = U.shape[-2], s.shape[-1], Vh.shape[-1]
+    rtol = default_rtol(max(m, n, 1), s.dtype)
+    Us, ss, Vhs = as_stack(U), s.reshape(-1, k), as_stack(Vh)
+    U_bars = None if U_bar is None else as_stack(U_bar)
+    Vh_bars = None if Vh_bar is None else as_stack(Vh_bar)
+    if U_bars is not None or Vh_bars is not None:
+        _check_gauge(name, Us, ss, Vhs, U_bars, Vh_bars, rtol)
+    shape = (*U.shape[:-1], n)
+    if U.dtype not in KERNEL_DTYPES:
+        return svd_pullback_formula(U, s, Vh, U_bar, s_bar, Vh_bar, rtol)
+    s_bars = None if s_bar is None else s_bar.reshape(-1, k)
+    return ksvd.svd_pullback_batched(Us, ss, Vhs, U_bars, s_bars, Vh_bars, rtol=rtol).reshape(shape)
+
+
+def _check_gauge(
+    name: str,
+    U: np.ndarray,
+    s: np.ndarray,
+    Vh: np.ndarray,
+    U_bar: np.ndarray | None,
+    Vh_bar: np.ndarray | None,
+    rtol: float,
+) -> None:
+    """Raise GaugeError when the vector cotangents (stacks) move a gauge component."""
+    precision = s.dtype
+    index = None if U.dtype.kind == "c" else near_ties(s, rtol, zeros=True)
+    if index is not None:  # real: no phase; only ties and zeros have a continuous gauge
+        if index.size == 0:
+            return
+        U, s, Vh = U[index], s[index], Vh[index]
+        U_bar = None if U_bar is None else U_bar[index]
+        Vh_bar = None if Vh_bar is None else Vh_bar[index]
+    U_bar = np.zeros_like(U) if U_bar is None else U_bar
+    Vh_bar = np.zeros_like(Vh) if Vh_bar is None else Vh_bar
+    if U.dtype not in KERNEL_DTYPES:  # complex64: measure in double precision
+        U, Vh, U_bar, Vh_bar = (x.astype(np.complex128) for x in (U, Vh, U_bar, Vh_bar))
+        s = s.astype(np.float64)
+    phase, rotation, null = ksvd.svd_gauge_residual_batched(U, s, Vh, U_bar, Vh_bar, rtol=rtol)
+    raise_if_gauge_dependent(
+        name,
+        {_PHASE: phase, _ROTATION: rotation, _NULL: null},
+        lambda rows: np.hypot(frobenius(U_bar[rows]), frobenius(Vh_bar[rows])),
+        precision,
+        index,
+    )
+
+
+def svd_pullback_formula(
+    U: np.ndarray,
+    s: np.ndarray,
+    Vh: np.ndarray,
+    U_bar: np.ndarray | None,
+    s_bar: np.ndarray | None,
+    Vh_bar: np.ndarray | None,
+    rtol: float,
+) -> np.ndarray:
+    """The module docstring's pullback in stacked numpy, with the kernels' masks (no gauge check).
+
+    The reference for the kernels and the path for dtypes without kernels (complex64).
+    """
+    m, k, n = U.shape[-2], s.shape[-1], Vh.shape[-1]
+    with np.errstate(all="ignore"):  # NaN in, NaN out, silently (as the kernels)
+        Fm, Fp, s_inv = _masks(s, rtol)
+        zero = np.zeros((*s.shape, k), dtype=U.dtype)
+        J = zero if U_bar is None else adjoint(U) @ U_bar  # U^H U_bar
+        K = zero if Vh_bar is None else Vh @ adjoint(Vh_bar)  # V^H V_bar
+        Ja, Ka = J - adjoint(J), K - adjoint(K)
+        X = (0.5 * (Fm * (Ja + Ka) + Fp * (Ja - Ka))).astype(U.dtype)
+        if s_bar is not None:
+            X[..., np.arange(k), np.arange(k)] += s_bar
+        A_bar = U @ X @ Vh
+        if m > k and U_bar is not None:
+            A_bar += ((U_bar - U @ J) * s_inv[..., None, :]) @ Vh
+        if n > k and Vh_bar is not None:
+            A_bar += U @ (s_inv[..., :, None] * (Vh_bar - adjoint(K) @ Vh))
+        return A_bar.astype(U.dtype)
+
+
+def _masks(s: np.ndarray, rtol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(F^-, F^+, 1/s)`` with the module docstring's masks."""
+    tol = rtol * np.max(s, axis=-1, initial=0.0)
+    Fm = masked_inverse(s[..., None, :] - s[..., :, None], tol)
+    small = s <= tol[..., None]
+    both_small = small[..., None, :] & small[..., :, None]
+    Fp = np.where(both_small, 0.0, 1.0 / (s[..., None, :] + s[..., :, None]))
+    s_inv = np.where(small, 0.0, 1.0 / s)
+    return Fm, Fp, s_inv
+
+
+def svd_pushforward_array(
+    U: np.ndarray, s: np.ndarray, Vh: np.ndarray, A_dot: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(U_dot, s_dot, Vh_dot)`` of the thin factors for an ndarray ``A_dot`` of ``U``'s dtype."""
+    m, k, n = U.shape[-2], s.shape[-1], Vh.shape[-1]
+    rtol = default_rtol(max(m, n, 1), s.dtype)
+    if U.dtype not in KERNEL_DTYPES:
+        return svd_pushforward_formula(U, s, Vh, A_dot, rtol)
+    U_dot, s_dot, Vh_dot = ksvd.svd_pushforward_batched(
+        as_stack(U), s.reshape(-1, k), as_stack(Vh), as_stack(A_dot), rtol=rtol
+    )
+    return U_dot.reshape(U.shape), s_dot.reshape(s.shape), Vh_dot.reshape(Vh.shape)
+
+
+def svd_pushforward_formula(
+    U: np.ndarray, s: np.ndarray, Vh: np.ndarray, A_dot: np.ndarray, rtol: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The module docstring's pushforward in stacked numpy (reference and complex64 path)."""
+    m, k, n = U.shape[-2], s.shape[-1], Vh.shape[-1]
+    with np.errstate(all="ignore"):
+        Fm, Fp, s_inv = _masks(s, rtol)
+        V = adjoint(Vh)
+        P = adjoint(U) @ A_dot @ V
+        Ph, Pa = 0.5 * (P + adjoint(P)), 0.5 * (P - adjoint(P))
+        s_dot = np.real(np.diagonal(P, axis1=-2, axis2=-1))
+        U_dot = U @ (Fm * Ph + Fp * Pa)
+        V_dot = V @ (Fm * Ph - Fp * Pa)
+        if m > k:
+            U_dot += (A_dot @ V - U @ P) * s_inv[..., None, :]
+        if n > k:
+            V_dot += (adjoint(A_dot) @ U - V @ adjoint(P)) * s_inv[..., None, :]
+        return U_dot.astype(U.dtype), s_dot.astype(s.dtype), adjoint(V_dot).astype(U.dtype)
+
+
+# --- full_matrices=True: the complement's cotangents and tangents -------------------------------
+
+
+def _fold_complement(
+    name: str,
+    U: np.ndarray,
+    Vh: np.ndarray,
+    U_bar: np.ndarray | None,
+    Vh_bar: np.ndarray | None,
+    k: int,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Thin cotangents from full ones: the extra vectors' cotangent moves ``U_k`` (``Vh_k``)."""
+    if U_bar is not None and U.shape[-1] > k:
+        U_k, U_p, X = U[..., :k], U[..., k:], U_bar[..., k:]
+        _check_complement(name, U_p, X, adjoint(U_p) @ X)
+        U_bar = np.ascontiguousarray(U_bar[..., :k] - U_p @ (adjoint(X) @ U_k))
+    if Vh_bar is not None and Vh.shape[-2] > k:
+        Vh_k, Vh_p, Y = Vh[..., :k, :], Vh[..., k:, :], Vh_bar[..., k:, :]
+        _check_complement(name, Vh_p, Y, Vh_p @ adjoint(Y))
+        Vh_bar = np.ascontiguousarray(Vh_bar[..., :k, :] - (Vh_k @ adjoint(Y)) @ Vh_p)
+    return U_bar, Vh_bar
+
+
+def _check_complement(name: str, basis: np.ndarray, X: np.ndarray, G: np.ndarray) -> None:
+    """GaugeError when ``G = U_p^H X`` has a skew-Hermitian part (a rotation of the complement)."""
+    G = G.reshape(-1, *G.shape[-2:])
+    skew = np.max(np.abs(G - adjoint(G)), axis=(1, 2), initial=0.0) / 2
+    stack = X.reshape(-1, *X.shape[-2:])
+    raise_if_gauge_dependent(
+        name, {_COMPLEMENT: skew}, lambda rows: frobenius(stack[rows]), basis.real.dtype
+    )
+
+
+def _unfold_complement(
+    U: np.ndarray, Vh: np.ndarray, U_dot: np.ndarray, Vh_dot: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Full tangents from thin ones: ``U_p_dot = -U_k U_k_dot^H U_p`` (``Vh_p`` likewise)."""
+    if U.shape[-1] > k:
+        U_k, U_p = U[..., :k], U[..., k:]
+        U_dot = np.concatenate([U_dot, -U_k @ (adjoint(U_dot) @ U_p)], axis=-1)
+    if Vh.shape[-2] > k:
+        Vh_k, Vh_p = Vh[..., :k, :], Vh[..., k:, :]
+        Vh_dot = np.concatenate([Vh_dot, -(Vh_p @ adjoint(Vh_dot)) @ Vh_k], axis=-2)
+    return U_dot, Vh_dot
+
+
+# --- the rules, shared by numpy and scipy ----------------------------------------------------------
+
+
+def _decompose(name: str, a: Any, full_matrices: bool, hermitian: bool, call: Any) -> Any:
+    """The primal ``svd`` output, with errors naming ``name`` and the shape."""
+    dense = np.asarray(a)
+    if dense.ndim < 2:
+        raise np.linalg.LinAlgError(f"{name}: needs matrices (ndim >= 2), got shape {dense.shape}")
+    if hermitian and dense.shape[-1] != dense.shape[-2]:
+        raise np.linalg.LinAlgError(
+            f"{name}: hermitian=True needs square matrices, got shape {dense.shape}"
+        )
+    try:
+        return dense, call(dense, full_matrices)
+    except np.linalg.LinAlgError as error:
+        raise np.linalg.LinAlgError(f"{name}: {error} (input of shape {dense.shape})") from None
+
+
+def _thin(U: np.ndarray, s: np.ndarray, Vh: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    k = s.shape[-1]
+    return np.ascontiguousarray(U[..., :k]), np.ascontiguousarray(Vh[..., :k, :])
+
+
+def _hermitize(G: np.ndarray, hermitian: bool) -> np.ndarray:
+    return 0.5 * (G + adjoint(G)) if hermitian else G
+
+
+def _vectors_rule(name: str, a: Any, result: Any, hermitian: bool) -> tuple[Any, Any]:
+    """``(result, pullback)`` for a function returning ``(U, s, Vh)``."""
+    U, s, Vh = result
+    k = s.shape[-1]
+    U_k, Vh_k = _thin(U, s, Vh)
+    project_A = ProjectTo(a)
+
+    def svd_pullback(y_bar: Any) -> tuple[Any, Any]:
+        U_bar, s_bar, Vh_bar = split_cotangent(y_bar, 3)
+        U_bar = optional_cotangent(U_bar, name, "U", U.shape, U.dtype)
+        s_bar = optional_cotangent(s_bar, name, "s", s.shape, s.dtype)
+        Vh_bar = optional_cotangent(Vh_bar, name, "Vh", Vh.shape, Vh.dtype)
+        U_bar, Vh_bar = _fold_complement(name, U, Vh, U_bar, Vh_bar, k)
+        A_bar = svd_pullback_array(name, U_k, s, Vh_k, U_bar, s_bar, Vh_bar)
+        return NoTangent(), project_A(_hermitize(A_bar, hermitian))
+
+    return result, svd_pullback
+
+
+def _values_rule(name: str, a: Any, U: Any, s: Any, Vh: Any, hermitian: bool) -> tuple[Any, Any]:
+    """``(s, pullback)`` for a function returning the singular values only."""
+    U_k, Vh_k = _thin(U, s, Vh)
+    project_A = ProjectTo(a)
+
+    def svdvals_pullback(s_bar: Any) -> tuple[Any, Any]:
+        s_bar = optional_cotangent(s_bar, name, "s", s.shape, s.dtype)
+        A_bar = svd_pullback_array(name, U_k, s, Vh_k, None, s_bar, None)
+        return NoTangent(), project_A(_hermitize(A_bar, hermitian))
+
+    return s, svdvals_pullback
+
+
+def _frule(
+    name: str, tangent: Any, dense: np.ndarray, factors: Any, compute_uv: bool, hermitian: bool
+) -> Any:
+    """The output tangent: ``s_dot``, or ``(U_dot, s_dot, Vh_dot)`` of the type of ``factors``."""
+    U, s, Vh = factors
+    A_dot = np.asarray(as_array_cotangent(unthunk(tangent), f"{name}'s pushforward"))
+    if A_dot.shape != dense.shape:
+        raise ValueError(
+            f"{name} pushforward: the tangent has shape {A_dot.shape}, expected {dense.shape}"
+        )
+    if A_dot.dtype.kind == "c" and U.dtype.kind != "c":
+        A_dot = A_dot.real
+    A_dot = np.ascontiguousarray(_hermitize(A_dot, hermitian), dtype=U.dtype)
+    U_k, Vh_k = _thin(U, s, Vh)
+    if not compute_uv:
+        V_k = adjoint(Vh_k)
+        return np.real(np.sum(U_k.conj() * (A_dot @ V_k), axis=-2)).astype(s.dtype)
+    U_dot, s_dot, Vh_dot = svd_pushforward_array(U_k, s, Vh_k, A_dot)
+    U_dot, Vh_dot = _unfold_complement(U, Vh, U_dot, Vh_dot, s.shape[-1])
+    # scipy returns a list for stacks; a list's tangent is a Tangent(tuple, ...)
+    return Tangent(tuple if isinstance(factors, list) else type(factors), U_dot, s_dot, Vh_dot)
+
+
+# --- np.linalg.svd / svdvals -----------------------------------------------------------------------
+
+
+def _numpy_svd(name: str, a: Any, full_matrices: bool, hermitian: bool) -> Any:
+    def call(dense: np.ndarray, full: bool) -> Any:
+        return np.linalg.svd(dense, full_matrices=full, hermitian=hermitian)
+
+    return _decompose(name, a, full_matrices, hermitian, call)
+
+
+@rrule.register(np.linalg.svd)
+def svd_rrule(
+    a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
+) -> tuple[Any, Any]:
+    """Reverse rule for ``np.linalg.svd``; returns numpy's ``SVDResult`` (or ``S``).
+
+    See the module docstring for the formula, ``full_matrices``, and the degenerate and gauge
+    policy.
+    """
+    name = "np.linalg.svd"
+    _, result = _numpy_svd(name, a, full_matrices and compute_uv, hermitian)
+    if not compute_uv:
+        return _values_rule(name, a, *result, hermitian)
+    return _vectors_rule(name, a, result, hermitian)
+
+
+@frule.register(np.linalg.svd)
+def svd_frule(
+    tangents: tuple[Any, ...],
+    a: Any,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
+    hermitian: bool = False,
+) -> tuple[Any, Any]:
+    """Forward rule for ``np.linalg.svd`` (module docstring)."""
+    name = "np.linalg.svd"
+    dense, result = _numpy_svd(name, a, full_matrices and compute_uv, hermitian)
+    y_dot = _frule(name, tangents[1], dense, result, compute_uv, hermitian)
+    return (result if compute_uv else result.S), y_dot
+
+
+@rrule.register(np.linalg.svdvals)
+def svdvals_rrule(x: Any, /) -> tuple[np.ndarray, Any]:
+    r"""Reverse rule for ``np.linalg.svdvals``: :math:`\bar A = U \mathrm{diag}(\bar s) V^H`."""
+    _, result = _numpy_svd("np.linalg.svdvals", x, False, False)
+    return _values_rule("np.linalg.svdvals", x, *result, False)
+
+
+@frule.register(np.linalg.svdvals)
+def svdvals_frule(tangents: tuple[Any, Any], x: Any, /) -> tuple[Any, Any]:
+    r"""Forward rule for ``np.linalg.svdvals``: :math:`\dot s = \mathrm{Re\,diag}(U^H \dot A V)`."""
+    name = "np.linalg.svdvals"
+    dense, result = _numpy_svd(name, x, False, False)
+    return result.S, _frule(name, tangents[1], dense, result, False, False)
+
+
+# --- scipy.linalg.svd / svdvals --------------------------------------------------------------------
+
+
+def _scipy_svd(
+    name: str,
+    a: Any,
+    full_matrices: bool,
+    overwrite_a: bool,
+    check_finite: bool,
+    lapack_driver: str = "gesdd",
+) -> Any:
+    if overwrite_a:
+        raise ValueError(f"{name}: overwrite_a=True is not differentiable (it mutates the input)")
+
+    def call(dense: np.ndarray, full: bool) -> Any:
+        return sla.svd(
+            dense, full_matrices=full, check_finite=check_finite, lapack_driver=lapack_driver
+        )
+
+    return _decompose(name, a, full_matrices, False, call)
+
+
+@rrule.register(sla.svd)
+def scipy_svd_rrule(
+    a: Any,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
+    overwrite_a: bool = False,
+    check_finite: bool = True,
+    lapack_driver: str = "gesdd",
+) -> tuple[Any, Any]:
+    """Reverse rule for ``scipy.linalg.svd``: ``(U, s, Vh)`` or ``s`` (module docstring)."""
+    name = "scipy.linalg.svd"
+    _, result = _scipy_svd(
+        name, a, full_matrices and compute_uv, overwrite_a, check_finite, lapack_driver
+    )
+    if not compute_uv:
+        return _values_rule(name, a, *result, False)
+    return _vectors_rule(name, a, result, False)
+
+
+@frule.register(sla.svd)
+def scipy_svd_frule(
+    tangents: tuple[Any, ...],
+    a: Any,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
+    overwrite_a: bool = False,
+    check_finite: bool = True,
+    lapack_driver: str = "gesdd",
+) -> tuple[Any, Any]:
+    """Forward rule for ``scipy.linalg.svd``."""
+    name = "scipy.linalg.svd"
+    dense, result = _scipy_svd(
+        name, a, full_matrices and compute_uv, overwrite_a, check_finite, lapack_driver
+    )
+    y_dot = _frule(name, tangents[1], dense, result, compute_uv, False)
+    return (result if compute_uv else result[1]), y_dot
+
+
+@rrule.register(sla.svdvals)
+def scipy_svdvals_rrule(
+    a: Any, overwrite_a: bool = False, check_finite: bool = True
+) -> tuple[np.ndarray, Any]:
+    """Reverse rule for ``scipy.linalg.svdvals``: ``A_bar = U diag(s_bar) V^H``."""
+    name = "scipy.linalg.svdvals"
+    _, result = _scipy_svd(name, a, False, overwrite_a, check_finite)
+    return _values_rule(name, a, *result, False)
+
+
+@frule.register(sla.svdvals)
+def scipy_svdvals_frule(
+    tangents: tuple[Any, ...], a: Any, overwrite_a: bool = False, check_finite: bool = True
+) -> tuple[Any, Any]:
+    """Forward rule for ``scipy.linalg.svdvals``."""
+    name = "scipy.linalg.svdvals"
+    dense, result = _scipy_svd(name, a, False, overwrite_a, check_finite)
+    return result[1], _frule(name, tangents[1], dense, result, False, False)
