@@ -419,6 +419,12 @@ class CompositeSpace(Space):
                 return dict(enumerate(parts))
             assert isinstance(parts, dict)
             return {k: parts.get(k, zero) for k in self.spaces}
+        if type(t) is tuple and issubclass(self.primal_type, tuple):  # plain tuple for a namedtuple
+            if len(t) != len(self.spaces):
+                raise ValueError(
+                    f"the tangent has {len(t)} components, the primal {len(self.spaces)}"
+                )
+            return dict(zip(self.spaces, t, strict=True))
         raise ValueError(f"a {type(t).__name__} is not a tangent of a {self.primal_type.__name__}")
 
     def ambient(self, t: Any) -> np.ndarray:

@@ -114,3 +114,12 @@ def test_namedtuple_tangent_by_position_or_by_name():
     by_name = Tangent(type(y), eigenvalues=np.ones(2), eigenvectors=np.eye(2))
     by_position = Tangent(type(y), np.ones(2), np.eye(2))
     np.testing.assert_array_equal(space.ambient(by_position), space.ambient(by_name))
+
+
+def test_namedtuple_outputs_accept_plain_tuples_as_tangents():
+    result = np.linalg.eigh(np.eye(2))
+    space = space_of(result)
+    t = (np.ones(2), np.zeros((2, 2)))
+    np.testing.assert_array_equal(space.ambient(t), np.concatenate([np.ones(2), np.zeros(4)]))
+    with pytest.raises(ValueError, match="3 components"):
+        space.ambient((np.ones(2), np.zeros((2, 2)), 1.0))
