@@ -38,8 +38,8 @@ import numpy as np
 from kernels import products as kproducts
 from kernels import solve as ksolve
 from rules.arguments import refuse
-from rules.cotangents import as_array_cotangent
-from rules.linalg._stacks import adjoint, as_stack, check_shape, kernel_operands, unstack
+from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.linalg._stacks import adjoint, as_stack, check_shape, unstack
 from rules.linalg.products import KERNEL_MAX_ORDER, _matmul
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -232,9 +232,9 @@ def _power_program(n: int) -> tuple[list[tuple[int, int]], int]:
     return steps, result
 
 
-def _small_stack(*arrays: np.ndarray) -> bool:
-    """Stacks (equal shapes here) of matrices at most ``KERNEL_MAX_ORDER`` on a side."""
-    return arrays[0].ndim >= 3 and arrays[0].shape[-1] <= KERNEL_MAX_ORDER
+def _small_matrices(X: np.ndarray) -> bool:
+    """A stack of matrices at most ``KERNEL_MAX_ORDER`` on a side (all operands share its shape)."""
+    return X.ndim >= 3 and X.shape[-1] <= KERNEL_MAX_ORDER
 
 
 def _square(name: str, a: Any) -> np.ndarray:
@@ -262,7 +262,7 @@ def _power_values(B: np.ndarray, steps: list[tuple[int, int]]) -> list[np.ndarra
 
 def _node_pullback(X: Any, Y: Any, C_bar: Any) -> tuple[Any, Any]:
     """``(C_bar Y^H, X^H C_bar)``: one batched kernel call for small stacks, ``@`` otherwise."""
-    if type(C_bar) is np.ndarray and C_bar.dtype == X.dtype and _small_stack(X):
+    if type(C_bar) is np.ndarray and C_bar.dtype == X.dtype and _small_matrices(X):
         shape = X.shape
         X_bar, Y_bar = kproducts.matmul_pullback_batched(as_stack(X), as_stack(Y), as_stack(C_bar))
         return unstack(X_bar, shape), unstack(Y_bar, shape)
@@ -276,7 +276,7 @@ def _node_pushforward(X: Any, Y: Any, X_dot: Any, Y_dot: Any) -> Any:
         type(X_dot) is np.ndarray
         and type(Y_dot) is np.ndarray
         and X_dot.dtype == Y_dot.dtype == dtype
-        and _small_stack(X)
+        and _small_matrices(X)
     ):
         C_dot = kproducts.matmul_pushforward_batched(
             as_stack(X), as_stack(Y), as_stack(X_dot), as_stack(Y_dot)
@@ -285,8 +285,18 @@ def _node_pushforward(X: Any, Y: Any, X_dot: Any, Y_dot: Any) -> Any:
     return X_dot @ Y + X @ Y_dot
 
 
-def _kernel_dtype_of(A: np.ndarray) -> bool:
-    return A.dtype in (np.float64, np.float32, np.complex128) and A.flags.c_contiguous
+def _in_dtype_of(B: np.ndarray, X: Any) -> Any:
+    """An ndarray (co)tangent ``X`` in ``B``'s kernel dtype (the real part for a real ``B``).
+
+    So float32 stays float32 and every product of the sequence has one dtype; the result is
+    projected onto ``A``'s tangent space anyway, and with a real ``B`` the rule commutes with
+    taking the real part.
+    """
+    if type(X) is not np.ndarray or B.dtype not in KERNEL_DTYPES or X.dtype == B.dtype:
+        return X
+    if np.iscomplexobj(X) and not np.iscomplexobj(B):
+        X = X.real
+    return X.astype(B.dtype)
 
 
 @rrule.register(np.linalg.matrix_power)
@@ -312,9 +322,7 @@ def matrix_power_rrule(a: Any, n: int) -> tuple[np.ndarray, Any]:
             return NoTangent(), ZeroTangent()
 
         return Y, matrix_power_zero_pullback
-    B = _inverse(name, A) if n < 0 else A
-    if _kernel_dtype_of(B):
-        B = np.ascontiguousarray(B)
+    B = np.ascontiguousarray(_inverse(name, A) if n < 0 else A)
     steps, result = _power_program(abs(n))
     values = _power_values(B, steps)
     Y = values[result].copy() if result == 0 else values[result]
@@ -322,8 +330,7 @@ def matrix_power_rrule(a: Any, n: int) -> tuple[np.ndarray, Any]:
     def matrix_power_pullback(Y_bar: Any) -> tuple[Any, Any]:
         Y_bar = unthunk(Y_bar)
         check_shape(f"{name} pullback", "the cotangent", Y_bar, Y.shape)
-        if type(Y_bar) is np.ndarray and _kernel_dtype_of(B):
-            (Y_bar,) = kernel_operands(Y_bar, dtype=B.dtype)  # float32 stays float32
+        Y_bar = _in_dtype_of(B, Y_bar)
         bars: list[Any] = [ZeroTangent()] * len(values)
         bars[result] = Y_bar
         for out in range(len(steps), 0, -1):  # the steps backwards; step out - 1 made values[out]
@@ -337,7 +344,7 @@ def matrix_power_rrule(a: Any, n: int) -> tuple[np.ndarray, Any]:
         B_bar = bars[0]
         if n > 0:
             return NoTangent(), project_a(B_bar)
-        if type(B_bar) is np.ndarray and B_bar.dtype == B.dtype and _small_stack(B):
+        if type(B_bar) is np.ndarray and B_bar.dtype == B.dtype and _small_matrices(B):
             A_bar = unstack(ksolve.inv_pullback_batched(as_stack(B), as_stack(B_bar)), B.shape)
         else:
             B_h = adjoint(B)
@@ -360,13 +367,11 @@ def matrix_power_frule(tangents: tuple[Any, Any, Any], a: Any, n: int) -> tuple[
     if n == 0:
         return np.linalg.matrix_power(A, 0), ZeroTangent()
     A_dot = as_array_cotangent(unthunk(tangents[1]), f"{name}'s frule")
-    B = _inverse(name, A) if n < 0 else A
-    if _kernel_dtype_of(B):
-        B = np.ascontiguousarray(B)
-        (A_dot,) = kernel_operands(A_dot, dtype=B.dtype)
+    B = np.ascontiguousarray(_inverse(name, A) if n < 0 else A)
+    A_dot = _in_dtype_of(B, A_dot)
     if n > 0:
         B_dot = A_dot
-    elif type(A_dot) is np.ndarray and A_dot.dtype == B.dtype and _small_stack(B):
+    elif type(A_dot) is np.ndarray and A_dot.dtype == B.dtype and _small_matrices(B):
         B_dot = unstack(ksolve.inv_pushforward_batched(as_stack(B), as_stack(A_dot)), B.shape)
     else:
         B_dot = -(B @ (A_dot @ B))

@@ -158,3 +158,13 @@ def test_matrix_power_nan_in_nan_out(randn):
         A_bar = pullback(np.ones((3, 2, 2)))[1]
         assert np.isnan(A_bar[0]).any()
         assert np.isfinite(A_bar[1:]).all()
+
+
+def test_matrix_power_keeps_the_primal_dtype(well_conditioned, randn):
+    A = well_conditioned(np.float32, 4, 3, 3)
+    _, pullback = rrule(np.linalg.matrix_power, A, 3)
+    assert pullback(randn(np.float64, 4, 3, 3))[1].dtype == np.float32
+    A = well_conditioned(np.float64, 3, 3)
+    _, pullback = rrule(np.linalg.matrix_power, A, -2)
+    Y_bar = randn(np.complex128, 3, 3)  # a real matrix takes the real part, without a warning
+    np.testing.assert_allclose(pullback(Y_bar)[1], pullback(Y_bar.real)[1], atol=1e-14)
