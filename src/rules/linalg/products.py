@@ -308,9 +308,7 @@ def inner_frule(tangents: tuple[Any, Any, Any], a: Any, b: Any, /) -> tuple[Any,
 
 
 def _as_shape(x: Any, shape: tuple[int, ...], name: str) -> Any:
-    """The flat cotangent ``x`` in an operand's ``shape`` (no reshape, so any type, for vectors)."""
-    if np.shape(x) == shape:
-        return x
+    """The flat cotangent ``x`` in an operand's ``shape`` (not a vector: needs an array)."""
     return np.reshape(as_array_cotangent(x, f"{name}'s pullback (a non-vector operand)"), shape)
 
 
@@ -328,18 +326,19 @@ def outer_rrule(a: Any, b: Any, out: Any = None) -> tuple[Any, Any]:
     y = _call("np.outer", np.outer, a, b)
     project_a, project_b = ProjectTo(a), ProjectTo(b)
     a_shape, b_shape, y_shape = np.shape(a), np.shape(b), np.shape(y)
-    a_flat, b_flat = np.ravel(a), np.ravel(b)
+    a_conj, b_conj = _conj(np.ravel(a)), _conj(np.ravel(b))  # vectors: cheap to keep
+    a_vector, b_vector = a_shape == a_conj.shape, b_shape == b_conj.shape
 
     def outer_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
         y_bar = unthunk(y_bar)
         check_shape("np.outer pullback", "the cotangent", y_bar, y_shape)
-        a_bar = _matmul(y_bar, _conj(b_flat), "np.outer")
-        b_bar = _matmul(y_bar.mT, _conj(a_flat), "np.outer")
-        return (
-            NoTangent(),
-            project_a(_as_shape(a_bar, a_shape, "np.outer")),
-            project_b(_as_shape(b_bar, b_shape, "np.outer")),
-        )
+        a_bar = _matmul(y_bar, b_conj, "np.outer")
+        b_bar = _matmul(y_bar.mT, a_conj, "np.outer")
+        if not a_vector:
+            a_bar = _as_shape(a_bar, a_shape, "np.outer")
+        if not b_vector:
+            b_bar = _as_shape(b_bar, b_shape, "np.outer")
+        return NoTangent(), project_a(a_bar), project_b(b_bar)
 
     return y, outer_pullback
 
