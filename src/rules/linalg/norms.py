@@ -127,13 +127,12 @@ class _Norm:
     def __init__(self, name: str, x: Any, plan: Any, keepdims: bool, primal: Any) -> None:
         kind, ord, axes = plan
         X = np.asarray(x)
-        if not np.issubdtype(X.dtype, np.inexact):
+        if X.dtype.kind not in "fc":
             X = X.astype(np.float64)  # numpy's norm computes integers in float64
         self.X, self.ord, self.axes = X, ord, axes
         self.kshape = tuple(1 if i in axes else n for i, n in enumerate(X.shape))
         self.case = _case(kind, ord)
-        with np.errstate(all="ignore"):
-            self.y = getattr(self, f"_prepare_{self.case}")(name, primal, keepdims)
+        self.y = getattr(self, f"_prepare_{self.case}")(name, primal, keepdims)
         self._cotangent = getattr(self, f"_cotangent_{self.case}")
 
     def _reduced_shape(self) -> tuple[int, ...]:
@@ -143,10 +142,15 @@ class _Norm:
 
     def _prepare_two(self, name: str, primal: Any, keepdims: bool) -> Any:
         y = primal()
+        if y.size == 1:
+            value = y.item()
+            self.inv_y = 0.0 if value in (0.0, _INF) else 1 / value  # 0 at y = 0 and y = inf
+            self.finite = self.inv_y != 0
+            return y
         y_k = np.reshape(y, self.kshape)
-        inv_y = np.where(y_k == 0, 0, 1 / y_k)  # 0 at y = 0 and at y = inf
-        self.finite = bool(np.all(inv_y != 0))
-        self.inv_y = float(inv_y.reshape(())) if inv_y.size == 1 else inv_y
+        with np.errstate(divide="ignore"):
+            self.inv_y = np.where((y_k == 0) | (y_k == _INF), 0, 1 / y_k)
+        self.finite = bool(np.all(self.inv_y != 0))
         return y
 
     def _prepare_one(self, name: str, primal: Any, keepdims: bool) -> Any:
@@ -155,7 +159,8 @@ class _Norm:
     _prepare_zero = _prepare_one
 
     def _prepare_p(self, name: str, primal: Any, keepdims: bool) -> Any:
-        y = primal()
+        with np.errstate(all="ignore"):  # numpy's own 0 ** (negative p) warns
+            y = primal()
         y_k = np.reshape(y, self.kshape)
         zero_norm = y_k == 0
         self.zero_norm = zero_norm if zero_norm.any() else None
@@ -163,7 +168,7 @@ class _Norm:
         return y
 
     def _prepare_extreme(self, name: str, primal: Any, keepdims: bool) -> Any:
-        """Vector ``±inf``: ``max|x|`` (``min|x|``), and where it is attained."""
+        """Vector ``±inf``: ``max|x|`` (``min|x|``), and the flat positions where it is attained."""
         X, axes = self.X, self.axes
         absx = np.abs(X)
         extreme = (
@@ -171,12 +176,19 @@ class _Norm:
             if self.ord > 0
             else absx.min(axis=axes, keepdims=True)
         )
-        mask = (absx == extreme) | np.isnan(extreme)
-        self.count = np.count_nonzero(mask, axis=axes, keepdims=True)
-        self.where = np.nonzero(mask)
-        self.reduced = tuple(  # where each position's norm (and cotangent) sits in y
-            np.zeros_like(i) if a in axes else i for a, i in enumerate(self.where)
-        )
+        mask = absx == extreme
+        if np.isnan(extreme).any():  # NaN in: every entry of that reduction, NaN out
+            mask |= np.isnan(extreme)
+        self.where = np.flatnonzero(mask)  # flat indices: 20x cheaper than np.nonzero's tuples
+        if extreme.size == 1:
+            self.reduced = None
+            self.count = float(len(self.where))
+        else:  # the position in y of each index, and the number of ties there
+            position = list(np.unravel_index(self.where, X.shape))
+            for a in axes:
+                position[a] = 0
+            self.reduced = np.ravel_multi_index(tuple(position), self.kshape)
+            self.count = np.bincount(self.reduced, minlength=extreme.size)[self.reduced]
         return extreme if keepdims else extreme.reshape(self._reduced_shape())
 
     def _prepare_sums(self, name: str, primal: Any, keepdims: bool) -> Any:
@@ -264,10 +276,11 @@ class _Norm:
         return g
 
     def _cotangent_extreme(self, w: Any) -> Any:
-        X = self.X
-        g = np.zeros(X.shape, dtype=np.result_type(X.dtype, w))
-        g[self.where] = _sign(X[self.where]) * (w / self.count)[self.reduced]
-        return g
+        X, where = self.X, self.where
+        g = np.zeros(X.size, dtype=np.result_type(X.dtype, w))
+        scale = w if self.reduced is None else np.ravel(w)[self.reduced]
+        g[where] = _sign(np.take(X, where)) * (scale / self.count)
+        return g.reshape(X.shape)
 
     def _cotangent_sums(self, w: Any) -> Any:
         X = self.X
@@ -345,7 +358,7 @@ def _norm_rrule(name: str, f: Any, x: Any, plan: Any, keepdims: bool, kwargs: An
     y = norm.y
     project_x = ProjectTo(x)
     y_shape = np.shape(y)
-    one_entry, kshape = int(np.prod(y_shape)) == 1, norm.kshape
+    one_entry, kshape = y.size == 1, norm.kshape
 
     def norm_pullback(y_bar: Any) -> tuple[Any, Any]:
         if one_entry and type(y_bar) is float:  # the hot path: a float keeps x's dtype
