@@ -240,8 +240,7 @@ class _Norm:
         """``w g`` (``g`` of the module docstring) for real weights ``w``.
 
         ``w`` is a float when ``y`` has one entry, else an array shaped like ``y`` with the reduced
-        axes kept.
-        ``None`` for the zero cotangent of ord 0. The result is a new array.
+        axes kept. The result is a new array, or ``None`` for the zero cotangent of ord 0.
         """
         return self._cotangent(w)
 
@@ -309,7 +308,8 @@ class _Norm:
 
     def tangent(self, X_dot: Any, keepdims: bool) -> Any:
         """``Re sum(conj(g) X_dot)`` over the reduced axes (``ZeroTangent()`` for ord 0)."""
-        g = self.cotangent(np.ones(self.kshape, dtype=np.result_type(self.y, np.float32)))
+        ones = 1.0 if np.size(self.y) == 1 else np.ones(self.kshape, dtype=np.result_type(self.y))
+        g = self.cotangent(ones)
         if g is None:
             return ZeroTangent()
         return np.real(np.sum(np.conj(g) * X_dot, axis=self.axes, keepdims=keepdims))
