@@ -285,6 +285,21 @@ def _node_pushforward(X: Any, Y: Any, X_dot: Any, Y_dot: Any) -> Any:
     return X_dot @ Y + X @ Y_dot
 
 
+def _accumulate(bars: list[Any], owned: list[bool], i: int, x: Any) -> None:
+    """``bars[i] += x``: in place into an array the pullback made itself, else with ``+``.
+
+    ``x`` is a new array (or a user's tangent type) from :func:`_node_pullback`; the cotangent the
+    caller passed in is never written to.
+    """
+    if isinstance(bars[i], AbstractZero):
+        bars[i], owned[i] = x, type(x) is np.ndarray
+    elif owned[i] and type(x) is np.ndarray and x.dtype == bars[i].dtype:
+        bars[i] += x
+    else:
+        bars[i] = bars[i] + x
+        owned[i] = type(bars[i]) is np.ndarray
+
+
 def _in_dtype_of(B: np.ndarray, X: Any) -> Any:
     """An ndarray (co)tangent ``X`` in ``B``'s kernel dtype (the real part for a real ``B``).
 
@@ -333,14 +348,15 @@ def matrix_power_rrule(a: Any, n: int) -> tuple[np.ndarray, Any]:
         Y_bar = _in_dtype_of(B, Y_bar)
         bars: list[Any] = [ZeroTangent()] * len(values)
         bars[result] = Y_bar
+        owned = [False] * len(values)  # bars[i] is an array this pullback made: add in place
         for out in range(len(steps), 0, -1):  # the steps backwards; step out - 1 made values[out]
             C_bar = bars[out]
             if isinstance(C_bar, AbstractZero):
                 continue
             left, right = steps[out - 1]
             X_bar, Z_bar = _node_pullback(values[left], values[right], C_bar)
-            bars[left] = bars[left] + X_bar
-            bars[right] = bars[right] + Z_bar
+            _accumulate(bars, owned, left, X_bar)
+            _accumulate(bars, owned, right, Z_bar)
         B_bar = bars[0]
         if n > 0:
             return NoTangent(), project_a(B_bar)
