@@ -232,6 +232,10 @@ class _Norm:
         if self.kernel:  # small stacks: all pairs, one compiled call
             lo, hi = 0, k
         self.U, self.weights, self.Vh = U[..., lo:hi], weights[..., lo:hi], Vh[..., lo:hi, :]
+        first = self.weights[..., :1]  # one weight for all pairs (e.g. a full-rank nuclear norm)
+        self.uniform = (
+            float(first.item()) if first.size == 1 and np.all(self.weights == first) else None
+        )
         return np.reshape(y, self.kshape) if keepdims else y
 
     # --- pullback: w g ---------------------------------------------------------------------------
@@ -293,17 +297,24 @@ class _Norm:
 
     def _cotangent_svd(self, w: Any) -> np.ndarray:
         U, Vh = self.U, self.Vh
-        w = np.broadcast_to(w, self.kshape)
-        wm = np.moveaxis(w, self.axes, (-2, -1))[..., 0].astype(self.weights.dtype, copy=False)
-        weights = self.weights * wm  # (..., r)
-        if self.kernel:
-            k = weights.shape[-1]
-            G = ksvd.svdvals_pullback_batched(as_stack(U), as_stack(Vh), weights.reshape(-1, k))
-            G = G.reshape(*U.shape[:-1], Vh.shape[-1])
-        elif weights.shape[-1] == 1:  # one singular pair: an outer product, no GEMM
-            G = (U * weights[..., None, :]) * Vh
+        if self.uniform is not None and type(w) is float and not self.kernel:
+            scale: Any = (
+                w * self.uniform
+            )  # one matrix, equal weights: a scalar, 2x cheaper than a row
         else:
-            G = (U * weights[..., None, :]) @ Vh
+            w = np.broadcast_to(w, self.kshape)
+            wm = np.moveaxis(w, self.axes, (-2, -1))[..., 0].astype(self.weights.dtype, copy=False)
+            weights = self.weights * wm  # (..., r)
+            if self.kernel:
+                k = weights.shape[-1]
+                G = ksvd.svdvals_pullback_batched(as_stack(U), as_stack(Vh), weights.reshape(-1, k))
+                G = G.reshape(*U.shape[:-1], Vh.shape[-1])
+                return np.moveaxis(G, (-2, -1), self.axes)
+            scale = weights[..., None, :]
+        if U.shape[-1] == 1:  # one singular pair: an outer product, no GEMM
+            G = (U * scale) * Vh
+        else:
+            G = (U * scale) @ Vh
         return np.moveaxis(G, (-2, -1), self.axes)
 
     def tangent(self, X_dot: Any, keepdims: bool) -> Any:
