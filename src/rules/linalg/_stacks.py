@@ -46,7 +46,9 @@ def kernel_operands(*xs: Any, dtype: Any = None) -> tuple[np.ndarray, ...] | Non
 
     Thunks are evaluated. Anything that is not a plain ndarray (a user's tangent type, a
     structured matrix, a zero) sends the rule down its generic path. ``dtype`` forces the
-    kernel dtype (e.g. the primal's, so that a float64 cotangent of a float32 input is cast).
+    kernel dtype (e.g. the primal's, so that a float64 cotangent of a float32 input is cast); a
+    complex operand cast to a real ``dtype`` keeps its real part (the cotangent of a real primal)
+    instead of raising numpy's ComplexWarning.
     """
     values = tuple(x if type(x) is np.ndarray else unthunk(x) for x in xs)
     for v in values:
@@ -56,7 +58,9 @@ def kernel_operands(*xs: Any, dtype: Any = None) -> tuple[np.ndarray, ...] | Non
     if target is None:
         return None
     return tuple(
-        v if v.dtype == target and v.flags.c_contiguous else np.ascontiguousarray(v, dtype=target)
+        v
+        if v.dtype == target and v.flags.c_contiguous
+        else np.ascontiguousarray(v.real if target.kind != "c" else v, dtype=target)
         for v in values
     )
 
