@@ -56,8 +56,10 @@ def kernel_operands(*xs: Any, dtype: Any = None) -> tuple[np.ndarray, ...] | Non
     Thunks are evaluated. Anything that is not a plain ndarray (a user's tangent type, a
     structured matrix, a zero) sends the rule down its generic path. ``dtype`` forces the
     kernel dtype (e.g. the primal's, so that a float64 cotangent of a float32 input is cast);
-    a forced dtype that has no kernels (complex64, say) also gives ``None``. Read-only arrays
-    (``np.broadcast_to`` views, say) are copied: Numba compiles a kernel separately for them.
+    a forced dtype that has no kernels (complex64, say) also gives ``None``. A complex operand
+    cast to a real ``dtype`` keeps its real part (the cotangent of a real primal) instead of
+    raising numpy's ComplexWarning. Read-only arrays (``np.broadcast_to`` views, say) are
+    copied: Numba compiles a kernel separately for them.
     """
     values = tuple(x if type(x) is np.ndarray else unthunk(x) for x in xs)
     for v in values:
@@ -69,7 +71,7 @@ def kernel_operands(*xs: Any, dtype: Any = None) -> tuple[np.ndarray, ...] | Non
     return tuple(
         v
         if v.dtype == target and v.flags.c_contiguous and v.flags.writeable
-        else np.array(v, dtype=target, order="C")
+        else np.array(v.real if target.kind != "c" else v, dtype=target, order="C")
         for v in values
     )
 

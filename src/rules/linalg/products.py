@@ -1,12 +1,18 @@
-"""Rules for matrix products: ``np.matmul`` and the ``@`` operator.
+"""Rules for products of two arrays: ``np.matmul`` (and ``@``), ``dot``, ``vdot``, ``inner``, ``outer``, ``kron``.
 
 Conventions (DESIGN.md section 3): the cotangent of a complex ``z`` is ``dL/dRe z + i dL/dIm z``,
 so ``C = A B`` gives ``A_bar = C_bar B^H`` and ``B_bar = A^H C_bar`` (Giles 2008, section 2.2.2).
+Every product here is bilinear, ``y = P(a, b)``, and its pullback is the adjoint of each partial
+map with the other operand conjugated; its pushforward is ``P(a_dot, b) + P(a, b_dot)``.
 
-Generic path: the two products above, written with the tangent algebra, so any cotangent type
-with ``@`` flows through (a low-rank cotangent stays low rank). Kernel path: stacks of matrices
-up to 4x4 with equal batch shapes go through ``kernels.products`` in one compiled call (measured
-there: 3x faster than numpy's stacked matmul at 10000 x 4x4, slower beyond 4x4).
+Generic path: where a pullback is a plain matrix product (matmul and ``dot`` of matrices, ``inner``
+of matrices, ``outer`` of vectors) it is written with the tangent algebra, so any cotangent type
+with ``@`` (and ``.mT``, ``.conj()``) flows through: a low-rank cotangent stays low rank. The
+other cases (N-D contractions, scalars, ``vdot``, ``kron``) need elementwise access and take their
+cotangent through :func:`rules.cotangents.as_array_cotangent`. Kernel path: stacks of matrices up
+to 4x4 with equal batch shapes go through ``kernels.products`` in one compiled call (measured
+there: 3x faster than numpy's stacked matmul at 10000 x 4x4, slower beyond 4x4); the other
+products have no stacked small-matrix form and are BLAS-bound, so they have no kernels.
 
 References
 ----------
@@ -17,29 +23,36 @@ References
 from __future__ import annotations
 
 import operator
+import string
 from typing import Any
 
 import numpy as np
 
 from kernels import products as kproducts
+from rules.arguments import refuse
 from rules.broadcasting import unbroadcast
 from rules.cotangents import as_array_cotangent
 from rules.linalg._stacks import adjoint, as_stack, check_shape, kernel_operands, unstack
 from rules.registry import frule, rrule
-from tangents import NoTangent, ProjectTo, unthunk
+from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
 
 KERNEL_MAX_ORDER = 4
 """Largest matrix dimension for which the batched product kernels beat numpy (kernels.products)."""
 
 
-def _matmul(A: Any, B: Any) -> Any:
-    """``A @ B`` with an error naming the shapes (structured operands use their own ``@``)."""
+def _call(name: str, f: Any, a: Any, b: Any) -> Any:
+    """``f(a, b)`` with a ``ValueError`` naming ``name`` and the shapes when they do not fit."""
     try:
-        return A @ B
+        return f(a, b)
     except ValueError as error:
         raise ValueError(
-            f"np.matmul: operands of shapes {np.shape(A)} and {np.shape(B)} do not match ({error})"
+            f"{name}: operands of shapes {np.shape(a)} and {np.shape(b)} do not match ({error})"
         ) from None
+
+
+def _matmul(A: Any, B: Any, name: str = "np.matmul") -> Any:
+    """``A @ B`` with an error naming the shapes (structured operands use their own ``@``)."""
+    return _call(name, operator.matmul, A, B)
 
 
 def _small_stack(*arrays: np.ndarray) -> bool:
@@ -136,3 +149,258 @@ def matmul_frule(tangents: tuple[Any, Any, Any], A: Any, B: Any) -> tuple[Any, A
         return C, ProjectTo(C)(C_dot.reshape(C.shape))
     # A zero tangent stays symbolic: ZeroTangent() @ B is ZeroTangent(), the identity of +.
     return C, ProjectTo(C)(_matmul(A_dot, B) + _matmul(A, B_dot))
+
+
+# --- shared helpers of the bilinear products -----------------------------------------------------
+
+
+def _conj(x: Any) -> Any:
+    """``conj(x)``, with no copy for real ndarrays."""
+    if isinstance(x, np.ndarray) and not np.iscomplexobj(x):
+        return x
+    return x.conj() if hasattr(x, "conj") else np.conj(x)
+
+
+def _product_tangent(
+    product: Any, a: Any, b: Any, tangents: tuple[Any, Any, Any], name: str
+) -> Any:
+    """``product(a_dot, b) + product(a, b_dot)``, skipping zero tangents (a bilinear pushforward)."""
+    _, a_dot, b_dot = (unthunk(t) for t in tangents)
+    operation = f"{name}'s frule"
+    y_dot: Any = ZeroTangent()
+    if not isinstance(a_dot, AbstractZero):
+        y_dot = y_dot + product(as_array_cotangent(a_dot, operation), b)
+    if not isinstance(b_dot, AbstractZero):
+        y_dot = y_dot + product(a, as_array_cotangent(b_dot, operation))
+    return y_dot
+
+
+def _contraction_pullback(
+    a: Any, b: Any, g: Any, a_axis: int, b_axis: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cotangents of ``y = tensordot(a, b, ([a_axis], [b_axis]))``, or of ``y = a * b`` for a scalar.
+
+    ``y``'s axes are ``a``'s free axes, then ``b``'s (both in order), so
+    ``a_bar = tensordot(y_bar, conj(b))`` over ``b``'s free axes and
+    ``b_bar = tensordot(conj(a), y_bar)`` over ``a``'s, each with the contracted axis moved back.
+    """
+    a, b, g = np.asarray(a), np.asarray(b), np.asarray(g)
+    if a.ndim == 0 or b.ndim == 0:  # a product with a scalar: the scalar's cotangent is a sum
+        a_bar, b_bar = g * _conj(b), _conj(a) * g
+        return (np.sum(a_bar) if a.ndim == 0 else a_bar), (np.sum(b_bar) if b.ndim == 0 else b_bar)
+    a_free = [i for i in range(a.ndim) if i != a_axis]
+    b_free = [i for i in range(b.ndim) if i != b_axis]
+    n_a = len(a_free)
+    a_bar = np.tensordot(g, _conj(b), axes=(list(range(n_a, g.ndim)), b_free))
+    b_bar = np.tensordot(_conj(a), g, axes=(a_free, list(range(n_a))))
+    return np.moveaxis(a_bar, -1, a_axis), np.moveaxis(b_bar, 0, b_axis)
+
+
+# --- np.dot --------------------------------------------------------------------------------------
+
+
+@rrule.register(np.dot)
+def dot_rrule(a: Any, b: Any, out: Any = None) -> tuple[Any, Any]:
+    r"""Reverse rule for ``y = np.dot(a, b)``, in all of numpy's cases.
+
+    ``dot`` sums over the last axis of ``a`` and the second-to-last axis of ``b`` (its only axis
+    when ``b`` is 1-D); it multiplies when either is a scalar. With ``I`` the free axes of ``a``
+    and ``J = (J_1, J_2)`` those of ``b`` (before and after the contracted one):
+
+    .. math:: \bar a_{I l} = \sum_J \bar y_{I J}\, \overline{b_{J_1 l J_2}}, \qquad
+              \bar b_{J_1 l J_2} = \sum_I \overline{a_{I l}}\, \bar y_{I J},
+
+    which for matrices is :math:`\bar a = \bar y b^H`, :math:`\bar b = a^H \bar y`: that case is
+    written with the tangent algebra (any cotangent type with ``@``); the others need an array
+    cotangent. Structured operands are accepted and get structured cotangents. ``out=`` is refused.
+    """
+    refuse("np.dot", out=out)
+    y = _call("np.dot", np.dot, a, b)
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+    y_shape, a_ndim, b_ndim = np.shape(y), np.ndim(a), np.ndim(b)
+
+    def dot_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
+        y_bar = unthunk(y_bar)
+        check_shape("np.dot pullback", "the cotangent", y_bar, y_shape)
+        if a_ndim == b_ndim == 2:
+            a_bar = _matmul(y_bar, adjoint(b), "np.dot")
+            return NoTangent(), project_a(a_bar), project_b(_matmul(adjoint(a), y_bar, "np.dot"))
+        g = as_array_cotangent(y_bar, "np.dot's pullback (vector, N-D or scalar operands)")
+        a_bar, b_bar = _contraction_pullback(a, b, g, a_ndim - 1, max(b_ndim - 2, 0))
+        return NoTangent(), project_a(a_bar), project_b(b_bar)
+
+    return y, dot_pullback
+
+
+@frule.register(np.dot)
+def dot_frule(tangents: tuple[Any, Any, Any], a: Any, b: Any, out: Any = None) -> tuple[Any, Any]:
+    r"""Forward rule for ``y = np.dot(a, b)``: :math:`\dot y = \mathrm{dot}(\dot a, b) + \mathrm{dot}(a, \dot b)`."""
+    refuse("np.dot", out=out)
+    y = _call("np.dot", np.dot, a, b)
+    return y, ProjectTo(y)(_product_tangent(np.dot, a, b, tangents, "np.dot"))
+
+
+# --- np.vdot -------------------------------------------------------------------------------------
+
+
+@rrule.register(np.vdot)
+def vdot_rrule(a: Any, b: Any, /) -> tuple[Any, Any]:
+    r"""Reverse rule for ``y = np.vdot(a, b) = \sum_i \overline{a_i} b_i`` over the flattened operands.
+
+    ``y`` is antilinear in ``a`` and linear in ``b``, so
+
+    .. math:: \bar a = \overline{\bar y}\, b, \qquad \bar b = \bar y\, a,
+
+    each reshaped to its operand's shape (the operands need equal sizes, not shapes). For real
+    operands this is the gradient of the plain inner product.
+    """
+    y = _call("np.vdot", np.vdot, a, b)
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+    a_shape, b_shape = np.shape(a), np.shape(b)
+
+    def vdot_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
+        g = as_array_cotangent(y_bar, "np.vdot's pullback")
+        check_shape("np.vdot pullback", "the cotangent", g, ())
+        a_bar = np.reshape(np.conj(g) * np.asarray(b), a_shape)
+        b_bar = np.reshape(g * np.asarray(a), b_shape)
+        return NoTangent(), project_a(a_bar), project_b(b_bar)
+
+    return y, vdot_pullback
+
+
+@frule.register(np.vdot)
+def vdot_frule(tangents: tuple[Any, Any, Any], a: Any, b: Any, /) -> tuple[Any, Any]:
+    r"""Forward rule for ``np.vdot``: :math:`\dot y = \mathrm{vdot}(\dot a, b) + \mathrm{vdot}(a, \dot b)`."""
+    y = _call("np.vdot", np.vdot, a, b)
+    return y, ProjectTo(y)(_product_tangent(np.vdot, a, b, tangents, "np.vdot"))
+
+
+# --- np.inner ------------------------------------------------------------------------------------
+
+
+@rrule.register(np.inner)
+def inner_rrule(a: Any, b: Any, /) -> tuple[Any, Any]:
+    r"""Reverse rule for ``y = np.inner(a, b)``: a sum over the last axes of both (no conjugation).
+
+    .. math:: y_{IJ} = \sum_l a_{Il} b_{Jl}, \qquad
+              \bar a_{Il} = \sum_J \bar y_{IJ}\, \overline{b_{Jl}}, \qquad
+              \bar b_{Jl} = \sum_I \bar y_{IJ}\, \overline{a_{Il}};
+
+    for matrices :math:`y = a b^T`, :math:`\bar a = \bar y \bar b`, :math:`\bar b = \bar y^T \bar a`
+    (bars over operands meaning conjugates), written with the tangent algebra. A scalar operand
+    makes it a product. Other cases need an array cotangent.
+    """
+    y = _call("np.inner", np.inner, a, b)
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+    y_shape, a_ndim, b_ndim = np.shape(y), np.ndim(a), np.ndim(b)
+
+    def inner_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
+        y_bar = unthunk(y_bar)
+        check_shape("np.inner pullback", "the cotangent", y_bar, y_shape)
+        if a_ndim == b_ndim == 2:
+            a_bar = _matmul(y_bar, _conj(b), "np.inner")
+            return NoTangent(), project_a(a_bar), project_b(_matmul(y_bar.mT, _conj(a), "np.inner"))
+        g = as_array_cotangent(y_bar, "np.inner's pullback (vector, N-D or scalar operands)")
+        a_bar, b_bar = _contraction_pullback(a, b, g, a_ndim - 1, b_ndim - 1)
+        return NoTangent(), project_a(a_bar), project_b(b_bar)
+
+    return y, inner_pullback
+
+
+@frule.register(np.inner)
+def inner_frule(tangents: tuple[Any, Any, Any], a: Any, b: Any, /) -> tuple[Any, Any]:
+    r"""Forward rule for ``np.inner``: :math:`\dot y = \mathrm{inner}(\dot a, b) + \mathrm{inner}(a, \dot b)`."""
+    y = _call("np.inner", np.inner, a, b)
+    return y, ProjectTo(y)(_product_tangent(np.inner, a, b, tangents, "np.inner"))
+
+
+# --- np.outer ------------------------------------------------------------------------------------
+
+
+def _as_shape(x: Any, shape: tuple[int, ...], name: str) -> Any:
+    """The flat cotangent ``x`` in an operand's ``shape`` (not a vector: needs an array)."""
+    return np.reshape(as_array_cotangent(x, f"{name}'s pullback (a non-vector operand)"), shape)
+
+
+@rrule.register(np.outer)
+def outer_rrule(a: Any, b: Any, out: Any = None) -> tuple[Any, Any]:
+    r"""Reverse rule for ``y = np.outer(a, b)``, ``y_{ij} = a_i b_j`` over the flattened operands.
+
+    .. math:: \bar a = \bar y\, \overline{b}, \qquad \bar b = \bar y^T \overline{a},
+
+    written with the tangent algebra (a cotangent type with ``@`` and ``.mT`` flows through), and
+    reshaped to each operand's shape (which needs an array for operands that are not vectors).
+    ``out=`` is refused.
+    """
+    refuse("np.outer", out=out)
+    y = _call("np.outer", np.outer, a, b)
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+    a_shape, b_shape, y_shape = np.shape(a), np.shape(b), np.shape(y)
+    a_conj, b_conj = _conj(np.ravel(a)), _conj(np.ravel(b))  # vectors: cheap to keep
+    a_vector, b_vector = a_shape == a_conj.shape, b_shape == b_conj.shape
+
+    def outer_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
+        y_bar = unthunk(y_bar)
+        check_shape("np.outer pullback", "the cotangent", y_bar, y_shape)
+        a_bar = _matmul(y_bar, b_conj, "np.outer")
+        b_bar = _matmul(y_bar.mT, a_conj, "np.outer")
+        if not a_vector:
+            a_bar = _as_shape(a_bar, a_shape, "np.outer")
+        if not b_vector:
+            b_bar = _as_shape(b_bar, b_shape, "np.outer")
+        return NoTangent(), project_a(a_bar), project_b(b_bar)
+
+    return y, outer_pullback
+
+
+@frule.register(np.outer)
+def outer_frule(tangents: tuple[Any, Any, Any], a: Any, b: Any, out: Any = None) -> tuple[Any, Any]:
+    r"""Forward rule for ``np.outer``: :math:`\dot y = \dot a b^T + a \dot b^T` (flattened)."""
+    refuse("np.outer", out=out)
+    y = _call("np.outer", np.outer, a, b)
+    return y, ProjectTo(y)(_product_tangent(np.outer, a, b, tangents, "np.outer"))
+
+
+# --- np.kron -------------------------------------------------------------------------------------
+
+
+@rrule.register(np.kron)
+def kron_rrule(a: Any, b: Any) -> tuple[Any, Any]:
+    r"""Reverse rule for ``y = np.kron(a, b)``.
+
+    With both operands padded to the same number of axes ``d`` (leading 1s, as numpy does),
+    ``y[i_0 s_0 + j_0, ..., i_d s_d + j_d] = a[i] b[j]`` (``s = b.shape``), so the cotangent seen
+    as the interleaved array ``Y[i_0, j_0, ..., i_d, j_d]`` contracts with the other operand:
+
+    .. math:: \bar a_i = \sum_j \bar Y_{ij}\, \overline{b_j}, \qquad
+              \bar b_j = \sum_i \bar Y_{ij}\, \overline{a_i}
+
+    (``einsum`` on a view of the cotangent, O(size of y), no copy). The cotangent needs
+    elementwise access (an ndarray); structured operands get structured cotangents.
+    """
+    y = _call("np.kron", np.kron, a, b)
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+    A, B = np.asarray(a), np.asarray(b)
+    d = max(A.ndim, B.ndim)
+    A_d = A.reshape((1,) * (d - A.ndim) + A.shape)
+    B_d = B.reshape((1,) * (d - B.ndim) + B.shape)
+    interleaved = tuple(n for pair in zip(A_d.shape, B_d.shape, strict=True) for n in pair)
+    i, j = string.ascii_lowercase[:d], string.ascii_uppercase[:d]
+    y_labels = "".join(p + q for p, q in zip(i, j, strict=True))
+
+    def kron_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
+        g = np.asarray(as_array_cotangent(y_bar, "np.kron's pullback"))
+        check_shape("np.kron pullback", "the cotangent", g, y.shape)
+        Y = g.reshape(interleaved)  # a view: einsum contracts in place (tensordot would copy)
+        a_bar = np.einsum(f"{y_labels},{j}->{i}", Y, _conj(B_d))
+        b_bar = np.einsum(f"{y_labels},{i}->{j}", Y, _conj(A_d))
+        return NoTangent(), project_a(a_bar.reshape(A.shape)), project_b(b_bar.reshape(B.shape))
+
+    return y, kron_pullback
+
+
+@frule.register(np.kron)
+def kron_frule(tangents: tuple[Any, Any, Any], a: Any, b: Any) -> tuple[Any, Any]:
+    r"""Forward rule for ``np.kron``: :math:`\dot y = \dot a \otimes b + a \otimes \dot b`."""
+    y = _call("np.kron", np.kron, a, b)
+    return y, ProjectTo(y)(_product_tangent(np.kron, a, b, tangents, "np.kron"))

@@ -183,3 +183,62 @@ def gauge_fixed(first_row_phase):
     for fixed in registered:
         rrule.unregister(fixed)
         frule.unregister(fixed)
+
+
+class LowRank:
+    """A user's tangent type: the matrix ``U @ V^H`` kept as its factors (``@``, ``+``, ``.mT``, ``.conj()``).
+
+    It is not an array (``__array_ufunc__ = None`` makes numpy defer to it), so it reaches a rule
+    only through the generic path; a product with a matrix stays low rank.
+    """
+
+    __array_ufunc__ = None
+
+    def __init__(self, U, V):
+        self.U, self.V = U, V
+        self.shape = (U.shape[0], V.shape[0])
+
+    def dense(self):
+        return self.U @ self.V.conj().T
+
+    def __matmul__(self, X):  # (U V^H) X = U (X^H V)^H
+        if X.ndim == 1:
+            return self.U @ (self.V.conj().T @ X)
+        return LowRank(self.U, X.conj().T @ self.V)
+
+    def __rmatmul__(self, X):  # X (U V^H) = (X U) V^H
+        if X.ndim == 1:
+            return (X @ self.U) @ self.V.conj().T
+        return LowRank(X @ self.U, self.V)
+
+    def __add__(self, other):
+        if isinstance(other, LowRank):
+            return LowRank(np.hstack([self.U, other.U]), np.hstack([self.V, other.V]))
+        return NotImplemented
+
+    def __neg__(self):
+        return LowRank(-self.U, self.V)
+
+    @property
+    def mT(self):  # (U V^H)^T = conj(V) U^T
+        return LowRank(self.V.conj(), self.U.conj())
+
+    def conj(self):
+        return LowRank(self.U.conj(), self.V.conj())
+
+
+@pytest.fixture
+def low_rank():
+    """The class of a low-rank tangent type, for generic-path tests."""
+    return LowRank
+
+
+@pytest.fixture
+def well_conditioned(randn):
+    """``well_conditioned(dtype, *shape)``: ``I + 0.3 X / sqrt(n)``, far from singular, powers tame."""
+
+    def well_conditioned(dtype, *shape):
+        n = shape[-1]
+        return (np.eye(n) + 0.3 * randn(dtype, *shape) / np.sqrt(n)).astype(dtype)
+
+    return well_conditioned

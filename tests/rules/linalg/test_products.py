@@ -68,3 +68,171 @@ def test_nan_in_nan_out(randn):
     A_bar = pullback(np.ones((5, 2, 2)))[1]
     assert np.isnan(A_bar[0]).any()
     assert np.isfinite(A_bar[1:]).all()
+
+
+# --- dot, vdot, inner, outer, kron ---------------------------------------------------------------
+
+DOT_SHAPES = [
+    ((3, 4), (4, 2)),  # matrices: the generic path
+    ((4,), (4,)),  # vectors: inner product without conjugation
+    ((3, 4), (4,)),
+    ((4,), (4, 3)),
+    ((2, 3, 4), (5, 4, 2)),  # N-D: sum over a's last axis and b's second-to-last
+    ((2, 3, 4), (4,)),
+    ((4,), (2, 4, 3)),
+    ((), (3, 2)),  # a scalar operand: a product
+    ((3,), ()),
+]
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), DOT_SHAPES)
+def test_dot(randn, dtype, a_shape, b_shape):
+    a, b = randn(dtype, *a_shape), randn(dtype, *b_shape)
+    check_rrule(np.dot, a, b)
+    check_frule(np.dot, a, b)
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"),
+    [((3, 4), (2, 4)), ((4,), (4,)), ((2, 3, 4), (5, 4)), ((4,), (2, 3, 4)), ((), (3, 2))],
+)
+def test_inner(randn, dtype, a_shape, b_shape):
+    a, b = randn(dtype, *a_shape), randn(dtype, *b_shape)
+    check_rrule(np.inner, a, b)
+    check_frule(np.inner, a, b)
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), [((3,), (4,)), ((2, 3), (4,)), ((), (3,))])
+def test_outer(randn, dtype, a_shape, b_shape):
+    a, b = randn(dtype, *a_shape), randn(dtype, *b_shape)
+    check_rrule(np.outer, a, b)
+    check_frule(np.outer, a, b)
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), [((6,), (6,)), ((2, 3), (3, 2))])
+def test_vdot(randn, dtype, a_shape, b_shape):
+    a, b = randn(dtype, *a_shape), randn(dtype, *b_shape)
+    check_rrule(np.vdot, a, b)
+    check_frule(np.vdot, a, b)
+
+
+def test_vdot_conjugates_its_first_argument(randn):
+    a, b = randn(np.complex128, 3), randn(np.complex128, 3)
+    _, pullback = rrule(np.vdot, a, b)
+    y_bar = 0.5 - 2j
+    _, a_bar, b_bar = pullback(y_bar)
+    np.testing.assert_allclose(a_bar, np.conj(y_bar) * b)
+    np.testing.assert_allclose(b_bar, y_bar * a)
+    check_rrule(np.vdot, randn(np.float64, 3), b)  # a real operand of a complex product
+    check_frule(np.vdot, a, randn(np.float32, 3))
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"),
+    [((2, 3), (3, 2)), ((3,), (2,)), ((2, 3), (4,)), ((2,), (2, 3, 2)), ((), (3,))],
+)
+def test_kron(randn, dtype, a_shape, b_shape):
+    a, b = randn(dtype, *a_shape), randn(dtype, *b_shape)
+    check_rrule(np.kron, a, b)
+    check_frule(np.kron, a, b)
+
+
+@pytest.mark.parametrize("f", [np.dot, np.inner, np.outer, np.vdot, np.kron])
+def test_products_of_structured_matrices(randn, f):
+    D, X = Diagonal(randn(np.float64, 3)), randn(np.float64, 3, 3)
+    check_rrule(f, D, X)
+    check_frule(f, D, X)
+    y, pullback = rrule(f, D, X)
+    assert type(pullback(np.ones(np.shape(y)))[1]) is Diagonal
+    S = Symmetric(randn(np.float64, 3, 3))
+    check_rrule(f, X, S)
+    assert type(rrule(f, X, S)[1](np.ones(np.shape(y)))[2]) is Symmetric
+
+
+@pytest.mark.parametrize("f", [np.dot, np.inner])
+def test_a_low_rank_cotangent_stays_low_rank(randn, low_rank, f):
+    a, b = (
+        randn(np.complex128, 4, 3),
+        randn(np.complex128, 3, 5) if f is np.dot else randn(np.complex128, 5, 3),
+    )
+    _, pullback = rrule(f, a, b)
+    y_bar = low_rank(randn(np.complex128, 4, 1), randn(np.complex128, 5, 1))
+    _, a_bar, b_bar = pullback(y_bar)
+    assert type(a_bar) is low_rank
+    assert type(b_bar) is low_rank
+    _, a_want, b_want = pullback(y_bar.dense())
+    np.testing.assert_allclose(a_bar.dense(), a_want, atol=1e-12)
+    np.testing.assert_allclose(b_bar.dense(), b_want, atol=1e-12)
+
+
+def test_outer_takes_a_low_rank_cotangent(randn, low_rank):
+    a, b = randn(np.float64, 4), randn(np.float64, 5)
+    _, pullback = rrule(np.outer, a, b)
+    y_bar = low_rank(randn(np.float64, 4, 2), randn(np.float64, 5, 2))
+    got, want = pullback(y_bar), pullback(y_bar.dense())
+    for g, w in zip(got[1:], want[1:], strict=True):
+        np.testing.assert_allclose(g, w, atol=1e-12)
+
+
+def test_kron_refuses_a_tangent_type_it_cannot_index(randn, low_rank):
+    _, pullback = rrule(np.kron, randn(np.float64, 2, 2), randn(np.float64, 2, 2))
+    with pytest.raises(TypeError, match=r"np\.kron's pullback"):
+        pullback(low_rank(np.ones((4, 1)), np.ones((4, 1))))
+
+
+@pytest.mark.parametrize("f", [np.dot, np.inner, np.vdot, np.kron, np.outer])
+def test_mismatched_products_name_the_function_and_shapes(randn, f):
+    a, b = randn(np.float64, 2, 3), randn(np.float64, 4, 5)
+    name = f.__name__
+    if f in (np.kron, np.outer):  # any shapes fit; a wrong cotangent does not
+        _, pullback = rrule(f, a, b)
+        with pytest.raises(ValueError, match=rf"np.{name} pullback.*\(3, 3\)"):
+            pullback(np.ones((3, 3)))
+        return
+    with pytest.raises(ValueError, match=rf"np.{name}.*\(2, 3\).*\(4, 5\)"):
+        rrule(f, a, b)
+    with pytest.raises(ValueError, match=rf"np.{name}.*\(2, 3\).*\(4, 5\)"):
+        frule((NoTangent(), a, b), f, a, b)
+
+
+def test_dot_pullback_checks_the_cotangent_shape(randn):
+    _, pullback = rrule(np.dot, randn(np.float64, 2, 3), randn(np.float64, 3, 4))
+    with pytest.raises(ValueError, match=r"np.dot pullback.*\(4, 2\).*\(2, 4\)"):
+        pullback(np.ones((4, 2)))
+
+
+def test_products_refuse_out(randn):
+    a = randn(np.float64, 2, 2)
+    with pytest.raises(ValueError, match="out"):
+        rrule(np.dot, a, a, out=np.empty((2, 2)))
+
+
+def test_products_nan_in_nan_out(randn):
+    a, b = randn(np.float64, 3, 3), randn(np.float64, 3, 3)
+    a[0, 0] = np.nan
+    for f in (np.dot, np.inner, np.kron, np.outer):
+        y, pullback = rrule(f, a, b)
+        b_bar = pullback(np.ones(np.shape(y)))[2]
+        assert np.isnan(b_bar).any()
+
+
+# --- np.trace (the rule lives in rules/diagonals.py): structured inputs and stacks ---------------
+
+
+@pytest.mark.parametrize("kind", [Diagonal, Symmetric, UpperTriangular, LowerTriangular])
+def test_trace_of_structured_matrices(randn, kind):
+    M = kind(randn(np.float64, 3)) if kind is Diagonal else kind(randn(np.float64, 3, 3))
+    check_rrule(np.trace, M)
+    check_frule(np.trace, M)
+    _, pullback = rrule(np.trace, M)
+    assert type(pullback(1.0)[1]) is kind
+
+
+def test_trace_of_stacks(randn, dtype):
+    A = randn(dtype, 4, 3, 3)
+    check_rrule(np.trace, A, axis1=-2, axis2=-1)
+    check_frule(np.trace, A, axis1=-2, axis2=-1)
+    D = Diagonal(randn(np.float64, 4, 3))
+    check_rrule(np.trace, D, axis1=-2, axis2=-1)
+    _, pullback = rrule(np.trace, D, axis1=-2, axis2=-1)
+    assert type(pullback(np.ones(4))[1]) is Diagonal
