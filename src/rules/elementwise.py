@@ -77,6 +77,7 @@ def _quiet(partials: Any) -> Any:
 def _register_linear(f: Any, signs: tuple[int, ...]) -> None:
     """Rrule and frule of ``f(x1, ..., xn) = sum_i signs[i] * x_i`` (broadcasting)."""
     name = f.__name__
+    summing = f"np.{name}'s pullback (summing over broadcast axes)"
 
     def linear_rrule(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         refuse(name, out=kwargs.pop("out", None), where=kwargs.pop("where", True) is not True)
@@ -92,7 +93,7 @@ def _register_linear(f: Any, signs: tuple[int, ...]) -> None:
                     cotangents.append(NoTangent())
                     continue
                 g = y_bar if sign > 0 else -y_bar
-                cotangents.append(project(unbroadcast(g, shape)))
+                cotangents.append(project(unbroadcast(g, shape, summing)))
             return tuple(cotangents)
 
         linear_pullback.__qualname__ = f"{name}_pullback"

@@ -215,3 +215,10 @@ def test_linear_rules_take_a_user_tangent_type(rng, user_tangent, f, n_args):
     y_bar = user_tangent(np.arange(3.0))
     for x_bar in pullback(y_bar)[1:]:
         assert isinstance(x_bar, user_tangent)  # the generic path: never made an ndarray
+
+
+def test_broadcasting_refuses_a_user_tangent_type_by_name(rng, user_tangent):
+    # Summing over broadcast axes needs an array: a TypeError naming the rule, no conversion.
+    _, pullback = rrule(np.subtract, rng.standard_normal((2, 3)), rng.standard_normal(3))
+    with pytest.raises(TypeError, match=r"np\.subtract's pullback \(summing over broadcast"):
+        pullback(user_tangent(np.ones((2, 3))))
