@@ -43,8 +43,15 @@ def unbroadcast(
     return g
 
 
-def broadcast_tangent(t: Any, shape: tuple[int, ...]) -> Any:
-    """A tangent of an input, broadcast (as a new writable array) to the output's ``shape``."""
+def broadcast_tangent(
+    t: Any, shape: tuple[int, ...], operation: str = "broadcasting a tangent"
+) -> Any:
+    """A tangent of an input, broadcast (as a new writable array) to the output's ``shape``.
+
+    Returns ``t`` itself when the shapes already agree (so any tangent type with a ``shape``
+    passes); broadcasting needs an array, and ``operation`` names the rule in the ``TypeError``
+    a user's tangent type gets otherwise (it is never converted silently).
+    """
     if np.shape(t) == shape:
         return t
-    return np.array(np.broadcast_to(t, shape))
+    return np.array(np.broadcast_to(as_array_cotangent(t, operation), shape))
