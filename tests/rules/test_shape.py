@@ -142,15 +142,23 @@ def test_a_matrix_transpose_takes_a_user_tangent_type_through_mT(rng, f, shape, 
     x_bar = pullback(Thunk(lambda: MatrixTangent(y_bar)))[1]
     assert isinstance(x_bar, MatrixTangent)  # the generic path: never made an ndarray
     np.testing.assert_array_equal(x_bar.values, pullback(y_bar)[1])
+    x_dot = rng.standard_normal(shape)
+    _, y_dot = frule((NoTangent(), MatrixTangent(x_dot), *(NoTangent(),) * len(args)), f, x, *args)
+    assert isinstance(y_dot, MatrixTangent)  # and so is the pushforward
+    np.testing.assert_array_equal(y_dot.values, f(x_dot, *args))
 
 
 @pytest.mark.parametrize(
     ("f", "args"), [(np.transpose, ()), (np.swapaxes, (0, 1)), (np.moveaxis, (0, 2))]
 )
 def test_other_permutations_refuse_a_user_tangent_type_by_name(rng, f, args):
-    _, pullback = rrule(f, rng.standard_normal(X3), *args)
+    x = rng.standard_normal(X3)
+    y, pullback = rrule(f, x, *args)
     with pytest.raises(TypeError, match=rf"np\.{f.__name__}'s pullback needs an ndarray"):
-        pullback(MatrixTangent(np.ones(X3)))
+        pullback(MatrixTangent(np.ones(y.shape)))
+    tangents = (NoTangent(), MatrixTangent(np.ones(X3)), *(NoTangent(),) * len(args))
+    with pytest.raises(TypeError, match=rf"np\.{f.__name__}'s frule needs an ndarray"):
+        frule(tangents, f, x, *args)
 
 
 def test_a_sparse_cotangent_of_a_transpose_is_made_dense(rng):
