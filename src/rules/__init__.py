@@ -19,10 +19,12 @@ from rules import (  # noqa: F401  (imported for their registrations)
     reductions,
     selection,
     shape,
-    special,
 )
 from rules.definition import non_differentiable, scalar_rule
-from rules.registry import frule, is_zero_cotangent, rrule, split_cotangent
+from rules.registry import defer, frule, is_zero_cotangent, rrule, split_cotangent
+
+# scipy.special is slow to import: its rules load when a lookup first needs them.
+defer("rules.special", "scipy.special")
 
 __all__ = [
     "frule",

@@ -22,7 +22,9 @@ differentiable argument is therefore a ``NoTangent()`` that ``rules.testing.chec
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -31,9 +33,32 @@ import numpy as np
 
 from tangents import AbstractZero, NoTangent, Tangent, ZeroTangent, canonicalize, unthunk
 
-__all__ = ["RuleTable", "frule", "is_zero_cotangent", "rrule", "split_cotangent"]
+__all__ = ["RuleTable", "defer", "frule", "is_zero_cotangent", "rrule", "split_cotangent"]
 
 Rule = Callable[..., Any]
+
+
+_DEFERRED: dict[str, str] = {}
+
+
+def defer(rule_module: str, trigger: str) -> None:
+    """Import the rule module ``rule_module`` only once the module ``trigger`` is in use.
+
+    Rules for an expensive library (``scipy.special`` takes half a second to import) need not
+    slow down ``import rules``: a user who calls ``rrule(scipy.special.expit, x)`` has imported
+    ``scipy.special``, so the first lookup that misses imports the deferred rule modules whose
+    trigger is in ``sys.modules`` and looks again.
+    """
+    _DEFERRED[rule_module] = trigger
+
+
+def _load_deferred() -> bool:
+    """Import the deferred rule modules whose trigger has been imported; whether any was."""
+    ready = [module for module, trigger in _DEFERRED.items() if trigger in sys.modules]
+    for module in ready:
+        del _DEFERRED[module]
+        importlib.import_module(module)
+    return bool(ready)
 
 
 def is_zero_cotangent(y_bar: Any) -> bool:
@@ -145,6 +170,7 @@ class RuleTable:
         unless ``override=True``.
         """
         hash(f)  # a clear TypeError now rather than a KeyError later
+        _load_deferred()  # the library's own rules first, so a clash is reported here
 
         def decorator(rule: Rule) -> Rule:
             self._check_new(self._by_function, f, override)
@@ -182,6 +208,8 @@ class RuleTable:
             rule = self._by_call_type.get(cls)
             if rule is not None:
                 return rule, True
+        if _DEFERRED and _load_deferred():
+            return self.lookup(f)
         return None
 
     def __contains__(self, f: Any) -> bool:

@@ -216,3 +216,29 @@ def test_trailing_cotangents_left_out_become_no_tangent(registered):
     cotangents = rrule(take_first, np.arange(4.0), 2)[1](np.ones(2))
     assert len(cotangents) == 3
     assert cotangents[2] is NoTangent()
+
+
+def test_deferred_rule_modules_load_on_the_first_lookup_that_needs_them(monkeypatch):
+    import sys
+
+    from rules import registry
+
+    loaded = []
+    monkeypatch.setattr(registry, "_DEFERRED", {"json": "not.imported.yet"})
+    monkeypatch.setattr(registry.importlib, "import_module", lambda name: loaded.append(name))
+
+    def nothing(x):
+        return x
+
+    assert rrule(nothing, 1.0) is None
+    assert loaded == []  # the trigger module is not in use
+    monkeypatch.setitem(sys.modules, "not.imported.yet", object())
+    assert rrule(nothing, 1.0) is None
+    assert loaded == ["json"]
+    assert registry._DEFERRED == {}
+
+
+def test_scipy_special_rules_are_found_after_importing_scipy_special():
+    import scipy.special
+
+    assert rrule(scipy.special.expit, 0.5) is not None
