@@ -1,0 +1,606 @@
+"""The tangent-type protocol (docs/tangent-types.md), proved rule by rule with a recording type.
+
+``Recording`` wraps an ndarray, supports exactly the operations of the protocol, logs each one
+applied to it, and fails the test on any conversion to an ndarray (``__array__``, the array
+interfaces, iteration, indexing, ``len``, ``bool``, ``float``, in-place writes) and on reading
+``.dtype`` or ``.ndim``, which the protocol does not promise. Every rule the docs list as generic
+must run on it with no conversion, log exactly the documented operations, and agree with the
+same pullback on the plain array; every rule listed as needing arrays must raise a
+``TypeError`` naming itself. The tables are read from the docs page, and every rule the
+library registers must be in one of them (or be non-differentiable), so the page stays true.
+"""
+
+import numbers
+import operator
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+import scipy
+import scipy.linalg as sla
+import scipy.special
+
+import rules
+import rules.special  # deferred until scipy.special is in use: registered here for the census
+from rules import frule, rrule
+from rules.linalg.matfun import MatrixFunction
+from tangents import AbstractTangent, AbstractZero, NoTangent, Symmetric, Tangent, Thunk
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "tangent-types.md"
+
+
+# --- the recording tangent type ------------------------------------------------------------------
+
+
+class Densified(AssertionError):
+    """A rule converted a tangent type to an ndarray (or read what the protocol does not offer)."""
+
+
+def _is_scalar(s):
+    return isinstance(s, numbers.Number | np.generic) or (isinstance(s, np.ndarray) and s.ndim == 0)
+
+
+class Recording:
+    """A tangent type with only the protocol's operations, logging each; it is never an ndarray."""
+
+    __array_ufunc__ = None
+    __slots__ = ("data", "log")
+
+    def __init__(self, data, log=None):
+        self.data = np.asarray(data)
+        self.log = [] if log is None else log
+
+    def _new(self, op, data):
+        self.log.append(op)
+        return Recording(data, self.log)
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+    def __add__(self, other):
+        if isinstance(other, Recording):
+            return self._new("t + u", self.data + other.data)
+        return NotImplemented
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if isinstance(other, Recording):
+            return self._new("t - u", self.data - other.data)
+        return NotImplemented
+
+    def __rsub__(self, other):
+        if isinstance(other, Recording):
+            return self._new("t - u", other.data - self.data)
+        return NotImplemented
+
+    def __neg__(self):
+        return self._new("-t", -self.data)
+
+    def __mul__(self, s):
+        return self._new("s * t", self.data * s) if _is_scalar(s) else NotImplemented
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, s):
+        return self._new("t / s", self.data / s) if _is_scalar(s) else NotImplemented
+
+    def __matmul__(self, M):
+        if isinstance(M, np.ndarray) and M.ndim >= 1:
+            return self._new("t @ M", self.data @ M)
+        return NotImplemented
+
+    def __rmatmul__(self, M):
+        if isinstance(M, np.ndarray) and M.ndim >= 1:
+            return self._new("M @ t", M @ self.data)
+        return NotImplemented
+
+    @property
+    def T(self):
+        return self._new("t.T", self.data.T)
+
+    @property
+    def mT(self):
+        return self._new("t.mT", self.data.mT)
+
+    def conj(self):
+        return self._new("t.conj()", self.data.conj())
+
+    @property
+    def real(self):
+        return self._new("t.real", self.data.real)
+
+    @property
+    def imag(self):
+        return self._new("t.imag", self.data.imag)
+
+    def __repr__(self):
+        return f"Recording(shape={self.shape})"
+
+
+def _refused(what, attribute=False):
+    """A method (or property) of Recording that fails the test: the protocol does not offer it."""
+
+    def refuse(self, *args, **kwargs):
+        raise Densified(f"a rule used {what} on a Recording tangent")
+
+    return property(refuse) if attribute else refuse
+
+
+for _name, _what in {
+    "__array__": "__array__ (a conversion to an ndarray)",
+    "__iter__": "iteration",
+    "__getitem__": "indexing",
+    "__setitem__": "item assignment",
+    "__iadd__": "in-place +=",
+    "__len__": "len()",
+    "__bool__": "bool()",
+    "__float__": "float()",
+    "__complex__": "complex()",
+    "__index__": "__index__",
+}.items():
+    setattr(Recording, _name, _refused(_what))
+for _name in ("__array_interface__", "__array_struct__", "dtype", "ndim"):
+    setattr(Recording, _name, _refused(_name, attribute=True))
+
+
+def test_the_recording_type_fails_on_every_conversion():
+    t = Recording(np.ones((2, 2)))
+    conversions = [
+        np.asarray,
+        np.sum,  # a ufunc: refused by numpy itself (__array_ufunc__ = None)
+        lambda t: np.reshape(t, -1),
+        lambda t: np.concatenate([t]),
+        lambda t: np.result_type(t),
+        lambda t: t[0],
+        list,
+        len,
+        bool,
+        float,
+    ]
+    for convert in conversions:
+        with pytest.raises((Densified, TypeError)):
+            convert(t)
+    assert np.shape(t) == (2, 2)  # numpy reads .shape without converting
+    assert t.log == []
+
+
+# --- the cases: each rule's primal arguments -----------------------------------------------------
+
+_rng = np.random.default_rng(9)
+
+
+def _real(*shape):
+    return _rng.standard_normal(shape)
+
+
+def _complex(*shape):
+    return _real(*shape) + 1j * _real(*shape)
+
+
+def _square(n, scale=0.3, complex_=False):
+    """``I + scale X``: well conditioned, so inverses and powers stay tame."""
+    X = _complex(n, n) if complex_ else _real(n, n)
+    return np.eye(n) + scale * X
+
+
+def _spd(n):
+    X = _real(n, n)
+    return X @ X.T + n * np.eye(n)
+
+
+# function -> argument tuples on which its pullback (and, where the docs say so, its pushforward)
+# runs the generic path
+
+GENERIC_CASES = {
+    np.matmul: [(_real(3, 4), _real(4, 2)), (_complex(3, 4), _complex(4, 2))],
+    operator.matmul: [(_real(2, 3), _real(3, 3))],
+    np.dot: [(_real(3, 4), _real(4, 2)), (_complex(2, 2), _complex(2, 3))],
+    np.inner: [(_real(3, 4), _real(2, 4)), (_complex(2, 3), _complex(2, 3))],
+    np.outer: [(_real(3), _real(2)), (_complex(2), _complex(3))],
+    np.linalg.multi_dot: [([_real(3, 4), _real(4, 2), _real(2, 5)],)],
+    np.linalg.matrix_power: [(_square(3), 3), (_square(3), 5), (_square(3), -2), (_square(3), 1)],
+    sla.expm: [(_square(3, 0.05),), (_square(3, 2.0),), (_square(3, 0.5, complex_=True),)],
+    np.add: [(_real(3, 2), _real(3, 2))],
+    operator.add: [(_real(2, 2), _real(2, 2))],
+    np.subtract: [(_real(3, 2), _real(3, 2))],
+    operator.sub: [(_real(2, 2), _real(2, 2))],
+    np.negative: [(_real(3, 2),)],
+    operator.neg: [(_real(2, 2),)],
+    np.positive: [(_real(3, 2),)],
+    operator.pos: [(_real(2, 2),)],
+    np.conjugate: [(_complex(3, 2),), (_real(2, 2),)],
+    np.real: [(_complex(3, 2),), (_real(2, 2),)],
+    np.imag: [(_complex(3, 2),)],
+    np.transpose: [(_real(3, 2),), (_real(2, 3, 4), (0, 2, 1))],
+    np.swapaxes: [(_real(3, 2), 0, 1), (_real(2, 3, 4), -1, -2)],
+    np.moveaxis: [(_real(3, 2), 0, 1), (_real(2, 3, 4), 2, 1)],
+}
+
+
+# --- the docs page: its tables, and the functions they name --------------------------------------
+
+_ROOTS = {"np": np, "operator": operator, "scipy": scipy}
+
+
+def resolve(name):
+    """The function a docs name such as ``np.linalg.multi_dot`` or ``scipy.special.erf`` means."""
+    root, *path = name.split(".")
+    obj = _ROOTS[root]
+    for attr in path:
+        obj = getattr(obj, attr)
+    return obj
+
+
+def docs_table(heading):
+    """The rows of the table under ``### heading``: (function names, other cells) per row."""
+    lines = DOCS.read_text().splitlines()
+    start = lines.index(f"### {heading}")
+    rows = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#"):
+            break
+        if not line.startswith("|") or set(line) <= set("|-: "):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] == "rule" or cells[0] == "rules":
+            continue  # the header
+        rows.append((re.findall(r"`([^`]+)`", cells[0]), cells[1:]))
+    assert rows, f"no table under '### {heading}' in {DOCS.name}"
+    return rows
+
+
+def documented_operations(heading):
+    """``{function: set of operations}`` from a table whose last column lists them."""
+    table = {}
+    for names, cells in docs_table(heading):
+        operations = set(re.findall(r"`([^`]+)`", cells[-1]))
+        for name in names:
+            table.setdefault(resolve(name), set()).update(operations)
+    return table
+
+
+def documented_functions(heading):
+    return {resolve(name) for names, _ in docs_table(heading) for name in names}
+
+
+# --- generic pullbacks: no conversion, the documented operations, the dense result -------------
+
+
+def _leaves(x):
+    """The components of a pullback's output: tuples and structural tangents flattened."""
+    if isinstance(x, tuple):
+        return [leaf for part in x for leaf in _leaves(part)]
+    if isinstance(x, Tangent):
+        backing = x.backing
+        return _leaves(tuple(backing.values() if isinstance(backing, dict) else backing))
+    return [x]
+
+
+def _assert_same(got, expected):
+    got, expected = _leaves(got), _leaves(expected)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected, strict=True):
+        if isinstance(e, AbstractZero):
+            assert type(g) is type(e)
+            continue
+        g = g.data if isinstance(g, Recording) else g
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+
+
+def _cotangent_like(y):
+    y = np.asarray(y)
+    values = _real(*y.shape) + (1j * _real(*y.shape) if y.dtype.kind == "c" else 0)
+    return np.asarray(values, dtype=y.dtype)
+
+
+def recorded_pullback(f, args):
+    """Run ``f``'s pullback on a Recording cotangent; check it against the plain array's."""
+    y, pullback = rrule(f, *args)
+    y_bar = _cotangent_like(y)
+    log = []
+    got = pullback(Thunk(lambda: Recording(y_bar, log)))  # thunks are unwrapped by the rules
+    _assert_same(got, pullback(y_bar))
+    outputs = [leaf for leaf in _leaves(got) if not isinstance(leaf, AbstractZero)]
+    assert any(isinstance(leaf, Recording) for leaf in outputs) or not outputs
+    return set(log)
+
+
+GENERIC_PULLBACKS = documented_operations("Generic pullbacks")
+GENERIC_PUSHFORWARDS = documented_operations("Generic pushforwards")
+
+
+@pytest.mark.parametrize("f", list(GENERIC_CASES), ids=lambda f: f.__name__)
+def test_generic_pullback(f):
+    operations = set()
+    for args in GENERIC_CASES[f]:
+        operations |= recorded_pullback(f, args)
+    assert operations == GENERIC_PULLBACKS[f], "the docs table lists other operations"
+
+
+def test_every_documented_generic_pullback_has_cases():
+    assert set(GENERIC_PULLBACKS) == set(GENERIC_CASES)
+
+
+# --- pullbacks that need an ndarray: a TypeError naming the rule, never a conversion ------------
+
+
+class _At(NamedTuple):
+    """A case whose output has ``n`` components, the Recording cotangent at component ``part``."""
+
+    part: int
+    n: int
+    args: tuple
+
+
+def _at(part, n, *args):
+    return _At(part, n, args)
+
+
+# function -> cases (arguments, or _at(...) for functions with several outputs)
+REFUSAL_CASES = {
+    np.matmul: [(_real(3, 4), _real(4)), (_real(2, 3, 4), _real(4, 2))],
+    operator.matmul: [(_real(4), _real(4, 2))],
+    np.dot: [(_real(3, 4), _real(4)), (_real(2), _real(2))],
+    np.inner: [(_real(3), _real(3))],
+    np.outer: [(_real(2, 2), _real(3))],
+    np.vdot: [(_real(3), _real(3))],
+    np.kron: [(_real(2, 2), _real(2, 2))],
+    np.linalg.multi_dot: [([_real(4), _real(4, 2)],)],
+    np.einsum: [("ij,jk->ik", _real(3, 4), _real(4, 2))],
+    np.linalg.cholesky: [(_spd(3),)],
+    sla.cholesky: [(_spd(3),)],
+    sla.cho_factor: [_at(0, 2, _spd(3))],
+    sla.cho_solve: [(sla.cho_factor(_spd(3)), _real(3, 2))],
+    np.linalg.eigh: [_at(1, 2, _spd(3)), _at(0, 2, _spd(3))],
+    np.linalg.eigvalsh: [(_spd(3),)],
+    sla.eigh: [_at(1, 2, _spd(3))],
+    sla.eigvalsh: [(_spd(3),)],
+    np.linalg.eig: [_at(1, 2, _square(3))],
+    np.linalg.eigvals: [(_square(3),)],
+    np.linalg.svd: [_at(0, 3, _real(3, 3))],
+    np.linalg.svdvals: [(_real(3, 3),)],
+    sla.svd: [_at(1, 3, _real(3, 3))],
+    sla.svdvals: [(_real(3, 3),)],
+    np.linalg.qr: [_at(0, 2, _real(3, 3))],
+    sla.qr: [_at(1, 2, _real(3, 3))],
+    sla.lu: [_at(1, 3, _square(3))],
+    sla.lu_factor: [_at(0, 2, _square(3))],
+    sla.lu_solve: [(sla.lu_factor(_square(3)), _real(3, 2))],
+    sla.solve_sylvester: [(_square(3), _square(3), _real(3, 3))],
+    sla.sqrtm: [(_spd(3),)],
+    sla.logm: [(_spd(3),)],
+    sla.cosm: [(_square(3),)],
+    sla.sinm: [(_square(3),)],
+    sla.funm: [(_square(3), MatrixFunction(np.exp, np.exp))],
+    sla.expm: [(np.stack([_square(3), _square(3)]),), (Symmetric(_spd(3)),)],
+    np.linalg.norm: [(_real(3, 3),)],
+    np.linalg.matrix_norm: [(_real(3, 3),)],
+    np.linalg.vector_norm: [(_real(3),)],
+    np.add: [(_real(3, 2), _real(2))],
+    operator.add: [(_real(2), _real(3, 2))],
+    np.subtract: [(_real(3, 2), _real(2))],
+    operator.sub: [(_real(3, 2), _real(2))],
+    np.absolute: [(_complex(3),)],
+    np.angle: [(_complex(3),)],
+    np.sign: [(_complex(3),)],
+    np.transpose: [(_real(2, 3, 4),)],
+    np.swapaxes: [(_real(2, 3, 4), 0, 1)],
+    np.moveaxis: [(_real(2, 3, 4), 0, -1)],
+    np.reshape: [(_real(3, 2), (2, 3))],
+    np.ravel: [(_real(3, 2),)],
+    np.squeeze: [(_real(3, 1),)],
+    np.expand_dims: [(_real(3), 0)],
+    np.flip: [(_real(3, 2),)],
+    np.roll: [(_real(3, 2), 1)],
+    np.broadcast_to: [(_real(2), (3, 2))],
+    np.tile: [(_real(2), 2)],
+    np.repeat: [(_real(2), 2)],
+    np.pad: [(_real(2), 1)],
+    np.sum: [(_real(3, 2), 0)],
+    np.mean: [(_real(3, 2), 0)],
+    np.prod: [(_real(3, 2), 0)],
+    np.max: [(_real(3, 2), 0)],
+    np.amax: [(_real(3, 2), 0)],
+    np.min: [(_real(3, 2), 0)],
+    np.amin: [(_real(3, 2), 0)],
+    np.std: [(_real(3, 2), 0)],
+    np.var: [(_real(3, 2), 0)],
+    np.average: [(_real(3, 2), 0)],
+    np.cumsum: [(_real(3, 2), 0)],
+    np.cumprod: [(_real(3, 2), 0)],
+    np.trace: [(_real(2, 2, 3),)],
+    np.diag: [(_real(3),)],
+    np.diagonal: [(_real(3, 3),)],
+    np.triu: [(_real(3, 3),)],
+    np.tril: [(_real(3, 3),)],
+    operator.getitem: [(_real(3, 2), 1)],
+    np.take: [(_real(3, 2), [0, 2])],
+    np.take_along_axis: [(_real(3, 2), np.zeros((3, 1), dtype=int), 1)],
+    np.sort: [(_real(3, 2),)],
+    np.concatenate: [([_real(3), _real(2)],)],
+    np.hstack: [([_real(3), _real(2)],)],
+    np.vstack: [([_real(3), _real(3)],)],
+    np.stack: [([_real(3), _real(3)],)],
+    np.split: [_at(0, 2, _real(4), 2)],
+    np.array_split: [_at(1, 2, _real(4), 2)],
+    np.clip: [(_real(3, 2), -0.5, 0.5)],
+    np.where: [(_real(3, 2) > 0, _real(3, 2), _real(3, 2))],
+    scipy.special.logsumexp: [(_real(3, 2),)],
+    scipy.special.softmax: [(_real(3, 2),)],
+    scipy.special.log_softmax: [(_real(3, 2),)],
+}
+NAMED_AS = {
+    np.amax: "max",
+    np.amin: "min",
+    operator.sub: "subtract",
+}  # how a rule's error message names its function
+
+
+def _registered_rules():
+    """``{function: rule}`` for every rrule the library itself registers (not tests or examples)."""
+    return {
+        f: rule for f, rule in rrule._by_function.items() if rule.__module__.startswith("rules.")
+    }
+
+
+def _defined_by(rule, name):
+    return rule.__code__.co_name == name
+
+
+def _elementwise_cases():
+    """A case for each rule made by ``scalar_rule`` (and the operators routed to one)."""
+    cases = {}
+    for f, rule in _registered_rules().items():
+        if _defined_by(rule, "operator_rrule"):
+            f_ufunc = rules.elementwise._OPERATORS[f]
+        elif _defined_by(rule, "elementwise_rrule"):
+            f_ufunc = f
+        else:
+            continue
+        x = np.full((3, 2), 1.6 if f_ufunc is np.arccosh else 0.6)
+        if _defined_by(rrule.lookup(f_ufunc)[0], "elementwise_rrule"):
+            cases[f] = (f_ufunc.__name__, (x,) * f_ufunc.nin)
+    return cases
+
+
+ELEMENTWISE_CASES = _elementwise_cases()
+
+
+def _refusal_cases():
+    for f, cases in REFUSAL_CASES.items():
+        for case in cases:
+            args, part, n = (
+                (case.args, case.part, case.n) if isinstance(case, _At) else (case, None, 0)
+            )
+            yield f, NAMED_AS.get(f, f.__name__), args, part, n
+    for f, (name, args) in ELEMENTWISE_CASES.items():
+        yield f, name, args, None, 0
+
+
+@pytest.mark.parametrize(
+    ("f", "name", "args", "part", "n"),
+    list(_refusal_cases()),
+    ids=lambda v: v.__name__ if callable(v) and hasattr(v, "__name__") else "",
+)
+def test_pullback_refuses_a_tangent_type_by_name(f, name, args, part, n):
+    y, pullback = rrule(f, *args)
+    log = []
+    if part is None:
+        y_bar = Recording(_cotangent_like(y), log)
+    else:
+        y_bar = [NoTangent()] * n
+        y_bar[part] = Recording(_cotangent_like(y[part]), log)
+        y_bar = tuple(y_bar)
+    with pytest.raises(TypeError, match=rf"\b{name}('s)? pullback"):
+        pullback(y_bar)
+
+
+# --- pushforwards: the same protocol for tangents -------------------------------------------------
+
+
+def _tangent_of(x, log):
+    """A Recording tangent for each float or complex array argument, ``NoTangent()`` for others."""
+    if isinstance(x, np.ndarray) and x.dtype.kind in "fc":
+        return Recording(_cotangent_like(x), log)
+    if isinstance(x, list) and all(isinstance(v, np.ndarray) for v in x):
+        return Tangent(tuple, *(_tangent_of(v, log) for v in x))
+    return NoTangent()
+
+
+def _all_cases():
+    for f, cases in GENERIC_CASES.items():
+        for args in cases:
+            yield f, NAMED_AS.get(f, f.__name__), args
+    for f, name, args, _, _ in _refusal_cases():
+        yield f, name, args
+
+
+def recorded_pushforward(f, args):
+    """Run ``f``'s frule on Recording tangents; check it against the plain arrays'."""
+    logs = []
+    tangents = (NoTangent(), *(_tangent_of(x, logs) for x in args))
+    _, y_dot = frule(tangents, f, *args)
+    dense = tuple(_dense(t) for t in tangents)
+    _assert_same(y_dot, frule(dense, f, *args)[1])
+    return set(logs)
+
+
+def _dense(t):
+    if isinstance(t, Recording):
+        return t.data
+    if isinstance(t, Tangent):
+        return Tangent(tuple, *(_dense(v) for v in t.backing))
+    return t
+
+
+@pytest.mark.parametrize("f", list(GENERIC_PUSHFORWARDS), ids=lambda f: f.__name__)
+def test_generic_pushforward(f):
+    operations = set()
+    for args in GENERIC_CASES[f]:
+        operations |= recorded_pushforward(f, args)
+    assert operations == GENERIC_PUSHFORWARDS[f], "the docs table lists other operations"
+
+
+@pytest.mark.parametrize(
+    ("f", "name", "args"),
+    list(_all_cases()),
+    ids=lambda v: v.__name__ if callable(v) and hasattr(v, "__name__") else "",
+)
+def test_every_other_pushforward_refuses_a_tangent_type_by_name(f, name, args):
+    log = []
+    tangents = (NoTangent(), *(_tangent_of(x, log) for x in args))
+    if f in GENERIC_PUSHFORWARDS:
+        try:
+            frule(tangents, f, *args)
+        except TypeError as error:  # a case outside the documented condition
+            assert re.search(rf"(?i)\b{name}('s)? (frule|pushforward)", str(error))  # noqa: PT017
+        return
+    with pytest.raises(TypeError, match=rf"(?i)\b{name}('s)? (frule|pushforward)"):
+        frule(tangents, f, *args)
+
+
+# --- the census: every rule of the library is in the docs, every name there is a rule ----------
+
+
+def _non_differentiable(f):
+    return _defined_by(_registered_rules()[f], "non_differentiable_rrule")
+
+
+def test_every_rule_of_the_library_is_in_the_docs():
+    documented = documented_functions("Generic pullbacks") | documented_functions(
+        "Pullbacks that need an ndarray"
+    )
+    missing = [
+        getattr(f, "__name__", f)
+        for f in _registered_rules()
+        if f not in documented and not _non_differentiable(f)
+    ]
+    assert not missing, f"rules missing from {DOCS.name}: {missing}"
+
+
+@pytest.mark.parametrize(
+    "heading", ["Generic pullbacks", "Generic pushforwards", "Pullbacks that need an ndarray"]
+)
+def test_every_name_in_the_docs_is_a_rule(heading):
+    assert documented_functions(heading) <= set(_registered_rules())
+
+
+def test_every_documented_refusal_is_tested():
+    tested = set(REFUSAL_CASES) | set(ELEMENTWISE_CASES)
+    assert documented_functions("Pullbacks that need an ndarray") == tested
+
+
+def test_the_abstract_tangent_docstring_states_the_same_operations():
+    lines = DOCS.read_text().split("## The operations")[1].split("\n## ")[0].splitlines()
+    rows = [line for line in lines if line.startswith("| `")]
+    operations = {op for row in rows for op in re.findall(r"`([^`]+)`", row.split("|")[1])}
+    documented = set().union(*GENERIC_PULLBACKS.values(), *GENERIC_PUSHFORWARDS.values())
+    assert documented <= operations  # the rule tables use only the protocol's operations
+    docstring = " ".join(AbstractTangent.__doc__.split())
+    for op in operations - {"t.shape"}:
+        assert f"``{op}``" in docstring or f"``{op.replace('t.', '')}``" in docstring, op
+    assert "shape" in docstring
