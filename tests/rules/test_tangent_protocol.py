@@ -1,16 +1,16 @@
 """The tangent-type protocol (docs/tangent-types.md), proved rule by rule with a recording type.
 
-``Recording`` wraps an ndarray, supports exactly the operations of the protocol, logs each one
-applied to it, and fails the test on any conversion to an ndarray (``__array__``, the array
-interfaces, iteration, indexing, ``len``, ``bool``, ``float``, in-place writes) and on reading
-``.dtype`` or ``.ndim``, which the protocol does not promise. Every rule the docs list as generic
-must run on it with no conversion, log exactly the documented operations, and agree with the
-same pullback on the plain array; every rule listed as needing arrays must raise a
-``TypeError`` naming itself. The tables are read from the docs page, and every rule the
-library registers must be in one of them (or be non-differentiable), so the page stays true.
+``rules.testing.RecordingTangent`` wraps an ndarray, supports exactly the operations of the
+protocol, logs each one applied to it, and fails the test on any conversion to an ndarray
+(``__array__``, the array interfaces, iteration, indexing, ``len``, ``bool``, ``float``, in-place
+writes) and on reading ``.dtype`` or ``.ndim``, which the protocol does not promise. Every rule
+the docs list as generic must run on it with no conversion, log exactly the documented
+operations, and agree with the same rule on the plain array; every rule listed as needing
+arrays must raise a ``TypeError`` naming itself. The tables are read from the docs page, and
+every rule the library registers must be in one of them (or be non-differentiable), so the page
+stays true.
 """
 
-import numbers
 import operator
 import re
 from pathlib import Path
@@ -26,146 +26,18 @@ import rules
 import rules.special  # deferred until scipy.special is in use: registered here for the census
 from rules import frule, rrule
 from rules.linalg.matfun import MatrixFunction
-from tangents import AbstractTangent, AbstractZero, NoTangent, Symmetric, Tangent, Thunk
+from rules.testing import RecordingTangent
+from tangents import (
+    AbstractTangent,
+    AbstractZero,
+    Diagonal,
+    NoTangent,
+    Symmetric,
+    Tangent,
+    Thunk,
+)
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "tangent-types.md"
-
-
-# --- the recording tangent type ------------------------------------------------------------------
-
-
-class Densified(AssertionError):
-    """A rule converted a tangent type to an ndarray (or read what the protocol does not offer)."""
-
-
-def _is_scalar(s):
-    return isinstance(s, numbers.Number | np.generic) or (isinstance(s, np.ndarray) and s.ndim == 0)
-
-
-class Recording:
-    """A tangent type with only the protocol's operations, logging each; it is never an ndarray."""
-
-    __array_ufunc__ = None
-    __slots__ = ("data", "log")
-
-    def __init__(self, data, log=None):
-        self.data = np.asarray(data)
-        self.log = [] if log is None else log
-
-    def _new(self, op, data):
-        self.log.append(op)
-        return Recording(data, self.log)
-
-    @property
-    def shape(self):
-        return self.data.shape
-
-    def __add__(self, other):
-        if isinstance(other, Recording):
-            return self._new("t + u", self.data + other.data)
-        return NotImplemented
-
-    __radd__ = __add__
-
-    def __sub__(self, other):
-        if isinstance(other, Recording):
-            return self._new("t - u", self.data - other.data)
-        return NotImplemented
-
-    def __rsub__(self, other):
-        if isinstance(other, Recording):
-            return self._new("t - u", other.data - self.data)
-        return NotImplemented
-
-    def __neg__(self):
-        return self._new("-t", -self.data)
-
-    def __mul__(self, s):
-        return self._new("s * t", self.data * s) if _is_scalar(s) else NotImplemented
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, s):
-        return self._new("t / s", self.data / s) if _is_scalar(s) else NotImplemented
-
-    def __matmul__(self, M):
-        if isinstance(M, np.ndarray) and M.ndim >= 1:
-            return self._new("t @ M", self.data @ M)
-        return NotImplemented
-
-    def __rmatmul__(self, M):
-        if isinstance(M, np.ndarray) and M.ndim >= 1:
-            return self._new("M @ t", M @ self.data)
-        return NotImplemented
-
-    @property
-    def T(self):
-        return self._new("t.T", self.data.T)
-
-    @property
-    def mT(self):
-        return self._new("t.mT", self.data.mT)
-
-    def conj(self):
-        return self._new("t.conj()", self.data.conj())
-
-    @property
-    def real(self):
-        return self._new("t.real", self.data.real)
-
-    @property
-    def imag(self):
-        return self._new("t.imag", self.data.imag)
-
-    def __repr__(self):
-        return f"Recording(shape={self.shape})"
-
-
-def _refused(what, attribute=False):
-    """A method (or property) of Recording that fails the test: the protocol does not offer it."""
-
-    def refuse(self, *args, **kwargs):
-        raise Densified(f"a rule used {what} on a Recording tangent")
-
-    return property(refuse) if attribute else refuse
-
-
-for _name, _what in {
-    "__array__": "__array__ (a conversion to an ndarray)",
-    "__iter__": "iteration",
-    "__getitem__": "indexing",
-    "__setitem__": "item assignment",
-    "__iadd__": "in-place +=",
-    "__len__": "len()",
-    "__bool__": "bool()",
-    "__float__": "float()",
-    "__complex__": "complex()",
-    "__index__": "__index__",
-}.items():
-    setattr(Recording, _name, _refused(_what))
-for _name in ("__array_interface__", "__array_struct__", "dtype", "ndim"):
-    setattr(Recording, _name, _refused(_name, attribute=True))
-
-
-def test_the_recording_type_fails_on_every_conversion():
-    t = Recording(np.ones((2, 2)))
-    conversions = [
-        np.asarray,
-        np.sum,  # a ufunc: refused by numpy itself (__array_ufunc__ = None)
-        lambda t: np.reshape(t, -1),
-        lambda t: np.concatenate([t]),
-        lambda t: np.result_type(t),
-        lambda t: t[0],
-        list,
-        len,
-        bool,
-        float,
-    ]
-    for convert in conversions:
-        with pytest.raises((Densified, TypeError)):
-            convert(t)
-    assert np.shape(t) == (2, 2)  # numpy reads .shape without converting
-    assert t.log == []
 
 
 # --- the cases: each rule's primal arguments -----------------------------------------------------
@@ -287,7 +159,7 @@ def _assert_same(got, expected):
         if isinstance(e, AbstractZero):
             assert type(g) is type(e)
             continue
-        g = g.data if isinstance(g, Recording) else g
+        g = g.data if isinstance(g, RecordingTangent) else g
         np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
 
 
@@ -298,14 +170,14 @@ def _cotangent_like(y):
 
 
 def recorded_pullback(f, args):
-    """Run ``f``'s pullback on a Recording cotangent; check it against the plain array's."""
+    """Run ``f``'s pullback on a RecordingTangent cotangent; check it against the plain array's."""
     y, pullback = rrule(f, *args)
     y_bar = _cotangent_like(y)
     log = []
-    got = pullback(Thunk(lambda: Recording(y_bar, log)))  # thunks are unwrapped by the rules
+    got = pullback(Thunk(lambda: RecordingTangent(y_bar, log)))  # thunks are unwrapped by the rules
     _assert_same(got, pullback(y_bar))
     outputs = [leaf for leaf in _leaves(got) if not isinstance(leaf, AbstractZero)]
-    assert any(isinstance(leaf, Recording) for leaf in outputs) or not outputs
+    assert any(isinstance(leaf, RecordingTangent) for leaf in outputs) or not outputs
     return set(log)
 
 
@@ -325,11 +197,19 @@ def test_every_documented_generic_pullback_has_cases():
     assert set(GENERIC_PULLBACKS) == set(GENERIC_CASES)
 
 
+def test_a_structured_primal_meets_the_type_s_own_matmul():
+    # M is then the structured matrix: a type whose @ does not know it returns NotImplemented
+    # and the product is Python's TypeError; neither side converts the other.
+    _, pullback = rrule(np.matmul, Diagonal(_real(3)), _real(3, 2))
+    with pytest.raises(TypeError, match=r"unsupported operand type.*Diagonal.*RecordingTangent"):
+        pullback(RecordingTangent(_real(3, 2)))
+
+
 # --- pullbacks that need an ndarray: a TypeError naming the rule, never a conversion ------------
 
 
 class _At(NamedTuple):
-    """A case whose output has ``n`` components, the Recording cotangent at component ``part``."""
+    """A case whose output has ``n`` components, the RecordingTangent at component ``part``."""
 
     part: int
     n: int
@@ -490,10 +370,10 @@ def test_pullback_refuses_a_tangent_type_by_name(f, name, args, part, n):
     y, pullback = rrule(f, *args)
     log = []
     if part is None:
-        y_bar = Recording(_cotangent_like(y), log)
+        y_bar = RecordingTangent(_cotangent_like(y), log)
     else:
         y_bar = [NoTangent()] * n
-        y_bar[part] = Recording(_cotangent_like(y[part]), log)
+        y_bar[part] = RecordingTangent(_cotangent_like(y[part]), log)
         y_bar = tuple(y_bar)
     with pytest.raises(TypeError, match=rf"\b{name}('s)? pullback"):
         pullback(y_bar)
@@ -503,9 +383,9 @@ def test_pullback_refuses_a_tangent_type_by_name(f, name, args, part, n):
 
 
 def _tangent_of(x, log):
-    """A Recording tangent for each float or complex array argument, ``NoTangent()`` for others."""
+    """A RecordingTangent for each float or complex array argument, ``NoTangent()`` for others."""
     if isinstance(x, np.ndarray) and x.dtype.kind in "fc":
-        return Recording(_cotangent_like(x), log)
+        return RecordingTangent(_cotangent_like(x), log)
     if isinstance(x, list) and all(isinstance(v, np.ndarray) for v in x):
         return Tangent(tuple, *(_tangent_of(v, log) for v in x))
     return NoTangent()
@@ -520,7 +400,7 @@ def _all_cases():
 
 
 def recorded_pushforward(f, args):
-    """Run ``f``'s frule on Recording tangents; check it against the plain arrays'."""
+    """Run ``f``'s frule on RecordingTangents; check it against the plain arrays'."""
     logs = []
     tangents = (NoTangent(), *(_tangent_of(x, logs) for x in args))
     _, y_dot = frule(tangents, f, *args)
@@ -530,7 +410,7 @@ def recorded_pushforward(f, args):
 
 
 def _dense(t):
-    if isinstance(t, Recording):
+    if isinstance(t, RecordingTangent):
         return t.data
     if isinstance(t, Tangent):
         return Tangent(tuple, *(_dense(v) for v in t.backing))
