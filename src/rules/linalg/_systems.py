@@ -35,15 +35,22 @@ from kernels import lu as klu
 from kernels import solve as ksolve
 from kernels.triangular import solve_triangular_batched
 from rules.broadcasting import unbroadcast
+from rules.cotangents import as_array_cotangent
+from rules.linalg._stacks import adjoint
 
 __all__ = [
+    "KINDS",
+    "STRUCTURES",
     "BatchedLU",
     "LapackLU",
     "Layout",
     "cast",
+    "check_scipy_options",
     "factor",
+    "fold_cotangent",
     "lapack_functions",
     "linalg_dtypes",
+    "read_matrix",
     "singular_error",
     "square_matrices",
 ]
@@ -124,6 +131,18 @@ def square_matrices(name: str, A: np.ndarray) -> int:
 
 def singular_error(name: str, shape: tuple[int, ...], what: str = "singular") -> Exception:
     return np.linalg.LinAlgError(f"{name}: {what} matrix (input of shape {tuple(shape)})")
+
+
+def check_scipy_options(name: str, arrays: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Refuse ``overwrite_*=True`` (a rule never modifies its inputs); honour ``check_finite``."""
+    if any(kwargs.get(k) for k in ("overwrite_a", "overwrite_b")):
+        raise ValueError(
+            f"{name}: overwrite_a/overwrite_b=True is not differentiable (it mutates the input)"
+        )
+    if kwargs.get("check_finite", True):
+        for x in arrays:
+            if not np.all(np.isfinite(np.asarray(x))):
+                raise ValueError(f"{name}: array must not contain infs or NaNs (check_finite=True)")
 
 
 # --- layout ------------------------------------------------------------------------------------
@@ -214,6 +233,68 @@ def _stack(x: np.ndarray, batch: tuple[int, ...], core: tuple[int, ...]) -> np.n
     if x.shape != target:
         x = x.reshape(target) if x.size == math.prod(target) else np.broadcast_to(x, target)
     return np.ascontiguousarray(x).reshape(math.prod(batch), *core)
+
+
+# --- structures: what scipy's assume_a reads, and the adjoint of that -------------------------
+
+# assume_a -> how a is read; the factorization kind of the symmetric ones
+STRUCTURES = {
+    None: "general",
+    "gen": "general",
+    "general": "general",
+    "banded": "general",
+    "sym": "sym",
+    "symmetric": "sym",
+    "her": "her",
+    "hermitian": "her",
+    "pos": "pos",
+    "positive definite": "pos",
+    "diagonal": "diagonal",
+    "tridiagonal": "tridiagonal",
+    "upper triangular": "upper",
+    "lower triangular": "lower",
+}
+KINDS = {"sym": "sym", "her": "her", "pos": "pos"}
+
+
+def _mask(X: np.ndarray, structure: str) -> np.ndarray:
+    """The entries of ``X`` that a diagonal, tridiagonal or triangular solver reads (a new array)."""
+    if structure == "upper":
+        return np.triu(X)
+    if structure == "lower":
+        return np.tril(X)
+    k = 0 if structure == "diagonal" else 1
+    return np.triu(np.tril(X, k), -k)
+
+
+def read_matrix(A: np.ndarray, structure: str, lower: bool) -> np.ndarray:
+    """The matrix a solver with this structure actually uses, given the stored ``A``."""
+    if structure == "general":
+        return A
+    if structure in ("sym", "her", "pos"):
+        T = np.tril(A) if lower else np.triu(A)
+        strict = np.tril(T, -1) if lower else np.triu(T, 1)
+        S = T + (strict.mT if structure == "sym" else strict.conj().mT)
+        if structure != "sym" and np.iscomplexobj(S):
+            n = S.shape[-1]
+            S[..., range(n), range(n)] = S[..., range(n), range(n)].real
+        return S
+    return _mask(A, structure)
+
+
+def fold_cotangent(G: Any, structure: str, operation: str) -> Any:
+    """The cotangent of the stored ``a`` from the cotangent ``G`` of the matrix read from it.
+
+    Symmetric structures follow the symmetric-input convention (``sym(G)``); masked ones keep
+    the read entries. Also maps forward tangents of ``a`` to tangents of the read matrix.
+    """
+    if structure == "general":
+        return G
+    if structure == "sym":
+        return (G + G.mT) * 0.5
+    if structure in ("her", "pos"):
+        return (G + adjoint(G)) * 0.5
+    return _mask(np.asarray(as_array_cotangent(G, operation)), structure)
 
 
 # --- factorizations ----------------------------------------------------------------------------

@@ -50,80 +50,22 @@ from kernels import solve as ksolve
 from rules.cotangents import as_array_cotangent
 from rules.linalg._stacks import adjoint, check_shape
 from rules.linalg._systems import (
+    KINDS,
+    STRUCTURES,
     BatchedLU,
     Factorization,
     LapackLU,
     Layout,
     cast,
+    check_scipy_options,
     factor,
+    fold_cotangent,
     linalg_dtypes,
+    read_matrix,
     square_matrices,
 )
 from rules.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
-
-# assume_a -> (how a is read, the factorization kind)
-_STRUCTURES = {
-    None: "general",
-    "gen": "general",
-    "general": "general",
-    "banded": "general",
-    "sym": "sym",
-    "symmetric": "sym",
-    "her": "her",
-    "hermitian": "her",
-    "pos": "pos",
-    "positive definite": "pos",
-    "diagonal": "diagonal",
-    "tridiagonal": "tridiagonal",
-    "upper triangular": "upper",
-    "lower triangular": "lower",
-}
-_KINDS = {"sym": "sym", "her": "her", "pos": "pos"}
-
-
-# --- what a structured solver reads, and the adjoint of that ------------------------------------
-
-
-def _mask(X: np.ndarray, structure: str) -> np.ndarray:
-    """The entries of ``X`` that a diagonal, tridiagonal or triangular solver reads (a new array)."""
-    if structure == "upper":
-        return np.triu(X)
-    if structure == "lower":
-        return np.tril(X)
-    k = 0 if structure == "diagonal" else 1
-    return np.triu(np.tril(X, k), -k)
-
-
-def read_matrix(A: np.ndarray, structure: str, lower: bool) -> np.ndarray:
-    """The matrix a solver with this structure actually uses, given the stored ``A``."""
-    if structure == "general":
-        return A
-    if structure in ("sym", "her", "pos"):
-        T = np.tril(A) if lower else np.triu(A)
-        strict = np.tril(T, -1) if lower else np.triu(T, 1)
-        S = T + (strict.mT if structure == "sym" else strict.conj().mT)
-        if structure != "sym" and np.iscomplexobj(S):
-            n = S.shape[-1]
-            S[..., range(n), range(n)] = S[..., range(n), range(n)].real
-        return S
-    return _mask(A, structure)
-
-
-def fold_cotangent(G: Any, structure: str, operation: str) -> Any:
-    """The cotangent of the stored ``a`` from the cotangent ``G`` of the matrix read from it.
-
-    Symmetric structures follow the symmetric-input convention (``sym(G)``); masked ones keep
-    the read entries. Also maps forward tangents of ``a`` to tangents of the read matrix.
-    """
-    if structure == "general":
-        return G
-    if structure == "sym":
-        return (G + G.mT) * 0.5
-    if structure in ("her", "pos"):
-        return (G + adjoint(G)) * 0.5
-    return _mask(np.asarray(as_array_cotangent(G, operation)), structure)
-
 
 # --- the shared rule ---------------------------------------------------------------------------
 
@@ -157,7 +99,7 @@ class _Solve:
         self.F: Factorization = factor(
             name,
             layout.matrices(M.mT if transposed else M),
-            _KINDS.get(structure, "lu"),
+            KINDS.get(structure, "lu"),
             shape=A0.shape,
         )
         # one matrix and one right-hand side (the common call): LAPACK directly, no reshaping
@@ -284,25 +226,13 @@ def solve_frule(tangents: tuple[Any, Any, Any], a: Any, b: Any, /) -> tuple[np.n
 # --- scipy.linalg.solve ------------------------------------------------------------------------
 
 
-def check_scipy_options(name: str, arrays: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """Refuse ``overwrite_*=True`` (a rule never modifies its inputs); honour ``check_finite``."""
-    if any(kwargs.get(k) for k in ("overwrite_a", "overwrite_b")):
-        raise ValueError(
-            f"{name}: overwrite_a/overwrite_b=True is not differentiable (it mutates the input)"
-        )
-    if kwargs.get("check_finite", True):
-        for x in arrays:
-            if not np.all(np.isfinite(np.asarray(x))):
-                raise ValueError(f"{name}: array must not contain infs or NaNs (check_finite=True)")
-
-
 def _scipy_solve(
     a: Any, b: Any, lower: bool, assume_a: Any, transposed: bool, kwargs: dict[str, Any]
 ) -> _Solve:
     name = "scipy.linalg.solve"
     check_scipy_options(name, (a, b), kwargs)
     try:
-        structure = _STRUCTURES[assume_a]
+        structure = STRUCTURES[assume_a]
     except (KeyError, TypeError):
         raise ValueError(f"{name}: {assume_a!r} is not a recognized matrix structure") from None
     complex_a = np.iscomplexobj(a)
