@@ -1,5 +1,5 @@
 """Rules for numpy and scipy linear algebra, one file per topic; importing registers them."""
 
-from rules.linalg import cholesky, determinant, inverse, products, solve
+from rules.linalg import cholesky, determinant, inverse, products, solve, triangular
 
-__all__ = ["cholesky", "determinant", "inverse", "products", "solve"]
+__all__ = ["cholesky", "determinant", "inverse", "products", "solve", "triangular"]

@@ -141,7 +141,8 @@ def check_scipy_options(name: str, arrays: tuple[Any, ...], kwargs: dict[str, An
         )
     if kwargs.get("check_finite", True):
         for x in arrays:
-            if not np.all(np.isfinite(np.asarray(x))):
+            x = x if type(x) is np.ndarray else np.asarray(x)
+            if x.dtype.kind in "fc" and not np.isfinite(x).all():
                 raise ValueError(f"{name}: array must not contain infs or NaNs (check_finite=True)")
 
 
