@@ -243,6 +243,17 @@ class _Slogdet:
         if self.F is None or (isinstance(logabsdet_bar, AbstractZero) and not complex_):
             return ZeroTangent()  # the sign of a real determinant is locally constant
         dtype, real = self.stack.dtype, self.stack.real.dtype
+        if not self.batch and isinstance(self.F, LapackLU):  # one matrix: scalars to LAPACK
+            if self.sign[0] == 0:  # logabsdet = -inf: no derivative
+                return np.full(self.A.shape, np.nan, dtype)
+            lu, piv = self.F.factors[0]
+            l_bar = 0.0
+            if not isinstance(logabsdet_bar, AbstractZero):
+                l_bar = _scalar_cotangent("np.linalg.slogdet", logabsdet_bar, (), real)[0]
+            s_bar = 0.0
+            if complex_ and not isinstance(sign_bar, AbstractZero):
+                s_bar = _scalar_cotangent("np.linalg.slogdet", sign_bar, (), dtype)[0]
+            return kdet.slogdet_pullback_lapack(lu, piv, self.sign[0], s_bar, l_bar)
         s = len(self.stack)
         l_bar = (
             np.zeros(s, real)

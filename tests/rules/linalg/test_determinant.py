@@ -3,10 +3,21 @@ import pytest
 
 from rules import frule, rrule
 from rules.linalg import determinant  # noqa: F401  (registers the rules)
+from rules.linalg.determinant import kdet
 from rules.testing import check_frule, check_rrule
 from tangents import Diagonal, LowerTriangular, NoTangent, Tangent, UpperTriangular, ZeroTangent
 
-SHAPES = [(4, 4), (3, 4, 4), (2, 1, 3, 3), (20, 20), (2, 20, 20), (40, 40)]
+SHAPES = [(4, 4), (3, 4, 4), (2, 1, 3, 3)]
+LARGE = [(20, 20), (2, 20, 20), (40, 40)]  # beyond the kernels' crossovers
+
+
+@pytest.fixture(params=["kernels", "lapack"])
+def path(request, monkeypatch):
+    """Run with the crossovers as they are, or with every size on the LAPACK path."""
+    if request.param == "lapack":
+        for name in ("DET_CROSSOVER_N", "DET_SINGLE_CROSSOVER_N", "SLOGDET_CROSSOVER_N"):
+            monkeypatch.setattr(kdet, name, 0)
+    return request.param
 
 
 def well_conditioned(randn, dtype, *shape):
@@ -15,14 +26,14 @@ def well_conditioned(randn, dtype, *shape):
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-def test_det(randn, dtype, shape):
+def test_det(randn, dtype, shape, path):
     a = well_conditioned(randn, dtype, *shape) / np.sqrt(shape[-1])  # det of moderate size
     check_rrule(np.linalg.det, a)
     check_frule(np.linalg.det, a)
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-def test_slogdet(randn, dtype, shape):
+def test_slogdet(randn, dtype, shape, path):
     a = well_conditioned(randn, dtype, *shape)
     check_rrule(np.linalg.slogdet, a)
     check_frule(np.linalg.slogdet, a)
@@ -30,7 +41,7 @@ def test_slogdet(randn, dtype, shape):
 
 def test_forward_equals_numpy_within_rounding(randn, dtype):
     tol = 1e-5 if dtype == np.float32 else 1e-12
-    for shape in SHAPES:
+    for shape in SHAPES + LARGE:
         a = well_conditioned(randn, dtype, *shape) / np.sqrt(shape[-1])
         a[..., 0, :] *= -1  # negative determinants too
         y, _ = rrule(np.linalg.det, a)
@@ -56,7 +67,7 @@ SINGULAR = [
 
 
 @pytest.mark.parametrize("a", SINGULAR, ids=["rank2of3", "jordan", "rank1of2", "rank1of3"])
-def test_det_at_singular_matrices_is_the_adjugate(a):
+def test_det_at_singular_matrices_is_the_adjugate(a, path):
     check_rrule(np.linalg.det, a)
     check_frule(np.linalg.det, a)
     _, pullback = rrule(np.linalg.det, a)
@@ -100,7 +111,7 @@ def test_slogdet_real_sign_is_constant(randn):
     assert y_dot.sign == ZeroTangent()
 
 
-def test_slogdet_at_singular_matrices_is_not_finite():
+def test_slogdet_at_singular_matrices_is_not_finite(path):
     for a in (np.ones((3, 3)), np.ones((2, 3, 3))):
         (sign, logabsdet), pullback = rrule(np.linalg.slogdet, a)
         assert np.all(sign == 0)
@@ -148,7 +159,7 @@ def test_bad_input():
         pullback(np.ones(3))
 
 
-def test_nan_in_nan_out():
+def test_nan_in_nan_out(path):
     for shape in [(3, 3), (2, 3, 3), (20, 20)]:
         a = np.broadcast_to(np.eye(shape[-1]), shape).copy()
         a[..., 1, 1] = np.nan

@@ -29,12 +29,17 @@ def test_numpy_solve(randn, dtype, a_shape, b_shape):
     check_frule(np.linalg.solve, a, b)
 
 
-def test_large_matrices_take_the_lapack_path(randn, dtype):
-    a, b = well_conditioned(randn, dtype, 20, 20), randn(dtype, 20, 3)
+@pytest.fixture
+def lapack_for_stacks(monkeypatch):
+    """Stacks of any size take the per-matrix LAPACK path (one matrix always does)."""
+    monkeypatch.setattr(_systems, "SMALL_STACK_N", 0)
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), [((2, 4, 4), (4,)), ((2, 1, 3, 3), (3, 3, 1))])
+def test_stacks_on_the_lapack_path(randn, dtype, lapack_for_stacks, a_shape, b_shape):
+    a, b = well_conditioned(randn, dtype, *a_shape), randn(dtype, *b_shape)
     check_rrule(np.linalg.solve, a, b)
     check_frule(np.linalg.solve, a, b)
-    a = well_conditioned(randn, dtype, 2, 20, 20)
-    check_rrule(np.linalg.solve, a, randn(dtype, 20))
 
 
 def test_forward_equals_numpy_within_rounding(randn, dtype):
@@ -101,17 +106,20 @@ def test_scipy_solve(spd, randn, dtype, assume_a, lower):
 
 
 @pytest.mark.parametrize("assume_a", ["gen", "sym", "her", "pos"])
-def test_scipy_solve_large_and_stacked(spd, randn, assume_a):
+@pytest.mark.parametrize("path", ["kernels", "lapack"])
+def test_scipy_solve_stacked(spd, randn, monkeypatch, assume_a, path):
+    # one matrix takes LAPACK's getrf/potrf/sytrf/hetrf (test_scipy_solve); stacks too here
+    if path == "lapack":
+        monkeypatch.setattr(_systems, "SMALL_STACK_N", 0)
     dtype = np.complex128
-    a, b = spd(dtype, 20, 20), randn(dtype, 20, 2)
+    if assume_a == "sym":  # complex symmetric, broadcast against a stack of right-hand sides
+        a = Symmetric(randn(dtype, 3, 3) + 3 * np.eye(3))
+        check_rrule(sla.solve, a, randn(dtype, 2, 3, 2), assume_a=assume_a, lower=True)
+        return
+    a = spd(dtype, 2, 3, 3)
     symmetric = [0] if assume_a != "gen" else []
-    if assume_a == "sym":
-        a, symmetric = Symmetric(randn(dtype, 20, 20) + 8 * np.eye(20)), []
-    check_rrule(sla.solve, a, b, symmetric=symmetric, assume_a=assume_a, lower=True)
-    check_frule(sla.solve, a, b, symmetric=symmetric, assume_a=assume_a, lower=True)
-    if assume_a != "sym":
-        a = spd(dtype, 2, 3, 3)
-        check_rrule(sla.solve, a, randn(dtype, 3), symmetric=symmetric, assume_a=assume_a)
+    check_rrule(sla.solve, a, randn(dtype, 3), symmetric=symmetric, assume_a=assume_a)
+    check_frule(sla.solve, a, randn(dtype, 3), symmetric=symmetric, assume_a=assume_a)
 
 
 @pytest.mark.parametrize(
