@@ -1,7 +1,13 @@
-"""Linear systems ``A X = B`` for the solve, inverse and determinant rules.
+"""Linear systems ``A X = B`` for the solve, inverse, triangular and determinant rules.
 
-Two pieces of plumbing:
+Shared plumbing:
 
+* :func:`linalg_dtypes` (numpy.linalg's result dtype and the kernel dtype to compute in),
+  :func:`check_scipy_options` (scipy's ``overwrite_*`` and ``check_finite``), and the errors
+  naming the function and the shape;
+* the ``assume_a`` structures of ``scipy.linalg.solve``/``inv``: :func:`read_matrix` (the
+  matrix a solver actually uses) and :func:`fold_cotangent` (its adjoint, with the
+  symmetric-cotangent convention for the symmetric ones);
 * :class:`Layout` maps the operands of ``solve(a, b)`` to the stacks that kernels take and
   cotangents back. Semantics of numpy 2 and scipy: a ``b`` of shape ``(n,)`` is one vector,
   ``(..., n, k)`` a stack of matrices, and batch axes broadcast. When ``a`` is one matrix, every
