@@ -40,7 +40,9 @@ there, with no derivative at zero; repeated positive ones are fine (``U diag(s_b
 invariant under the rotations they allow). numpy computes
 in double precision for float32 input, and so does the rule (results and cotangents are float32).
 The cotangents need elementwise access (the residual weights), so they are converted with
-``as_array_cotangent``.
+``as_array_cotangent``. NaN input: the SVD does not converge and both rules raise
+``LinAlgError``, as ``pinv`` does (``np.linalg.lstsq`` itself does not return on such input with
+numpy 2.4 and OpenBLAS: its ``gelsd`` loops).
 
 References
 ----------

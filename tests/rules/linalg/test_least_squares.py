@@ -154,12 +154,18 @@ def test_bad_input():
     _, pullback = rrule(np.linalg.pinv, np.ones((2, 3)))
     with pytest.raises(ValueError, match=r"pinv pullback.*\(2, 3\).*\(3, 2\)"):
         pullback(np.ones((2, 3)))
+    _, pullback = rrule(np.linalg.lstsq, np.eye(3), np.ones(3))
+    with pytest.raises(ValueError, match=r"lstsq.*\(2,\).*\(3,\)"):
+        pullback((np.ones(2), ZeroTangent(), NoTangent(), ZeroTangent()))
 
 
-def test_nan_in_nan_out():
+def test_nan_raises_as_the_svd_does():
     a = np.eye(3)
     a[1, 1] = np.nan
     with pytest.raises(np.linalg.LinAlgError):
         np.linalg.pinv(a)  # numpy's SVD does not converge on NaN: the rule raises the same
     with pytest.raises(np.linalg.LinAlgError):
         rrule(np.linalg.pinv, a)
+    # np.linalg.lstsq itself does not return on this input (gelsd loops); the rule raises
+    with pytest.raises(np.linalg.LinAlgError):
+        rrule(np.linalg.lstsq, a, np.ones(3))
