@@ -54,6 +54,7 @@ __all__ = [
     "check_scipy_options",
     "factor",
     "fold_cotangent",
+    "kernel_array",
     "lapack_functions",
     "linalg_dtypes",
     "read_matrix",
@@ -126,6 +127,17 @@ def cast(x: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
     return x.astype(dtype)
 
 
+def kernel_array(x: np.ndarray) -> np.ndarray:
+    """``x`` C-contiguous and writable, copied only when it is not.
+
+    Numba compiles a read-only array as a different type from a writable one, so a read-only
+    view (``np.broadcast_to``, a frozen input) reaching a kernel would cost a compilation.
+    """
+    if x.flags.c_contiguous and x.flags.writeable:
+        return x
+    return np.array(x, order="C")
+
+
 def square_matrices(name: str, A: np.ndarray) -> int:
     """The order ``n`` of the stack ``A``; ``LinAlgError`` naming ``name`` if it is not square."""
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
@@ -192,7 +204,7 @@ class Layout:
     def matrices(self, A: np.ndarray) -> np.ndarray:
         """``A`` as a C-contiguous stack ``(s, n, n)``, broadcast to the batch when stacked."""
         if self.folded:
-            return np.ascontiguousarray(A).reshape(1, self.n, self.n)
+            return kernel_array(A).reshape(1, self.n, self.n)
         return _stack(A, self.batch, (self.n, self.n))
 
     def rhs(self, b: np.ndarray) -> np.ndarray:
@@ -204,7 +216,7 @@ class Layout:
         if self.folded:
             if b.ndim > 2:  # the batch becomes columns: (..., n, k) -> (n, ... * k)
                 b = np.moveaxis(b, -2, 0).reshape(self.n, -1)
-            return np.ascontiguousarray(b)[None]
+            return kernel_array(b)[None]
         return _stack(b, self.batch, b.shape[-2:])
 
     def solution(self, X: np.ndarray) -> np.ndarray:
@@ -233,13 +245,12 @@ class Layout:
 def _stack(x: np.ndarray, batch: tuple[int, ...], core: tuple[int, ...]) -> np.ndarray:
     """``x`` broadcast to ``batch + core`` as a C-contiguous, writable ``(s, *core)`` stack.
 
-    A broadcast that only adds size-1 axes is a reshape: ``np.broadcast_to`` would give a
-    read-only view, which Numba compiles as a different type.
+    A broadcast that only adds size-1 axes is a reshape, not a (read-only) broadcast view.
     """
     target = batch + core
     if x.shape != target:
         x = x.reshape(target) if x.size == math.prod(target) else np.broadcast_to(x, target)
-    return np.ascontiguousarray(x).reshape(math.prod(batch), *core)
+    return kernel_array(x).reshape(math.prod(batch), *core)
 
 
 # --- structures: what scipy's assume_a reads, and the adjoint of that -------------------------

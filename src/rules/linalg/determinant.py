@@ -59,6 +59,7 @@ from rules.linalg._systems import (
     BatchedLU,
     LapackLU,
     cast,
+    kernel_array,
     linalg_dtypes,
     square_matrices,
 )
@@ -73,7 +74,7 @@ def _stack(name: str, a: Any) -> tuple[np.ndarray, np.ndarray, np.dtype[Any]]:
     A = a if type(a) is np.ndarray else np.asarray(a)
     work, result = linalg_dtypes(name, A.dtype)
     n = square_matrices(name, A)
-    A = np.ascontiguousarray(cast(A, work))
+    A = kernel_array(cast(A, work))
     return A, A.reshape(math.prod(A.shape[:-2]), n, n), result
 
 
@@ -82,7 +83,14 @@ def _scalar_cotangent(name: str, y_bar: Any, batch: tuple[int, ...], dtype: Any)
     y_bar = np.asarray(as_array_cotangent(y_bar, f"{name}'s pullback"))
     if y_bar.shape != batch:
         check_shape(f"{name} pullback", "the cotangent", y_bar, batch)
-    return cast(y_bar, np.dtype(dtype)).reshape(-1)
+    return kernel_array(cast(y_bar, np.dtype(dtype))).reshape(-1)
+
+
+def _tangent_stack(name: str, A_dot: Any, A: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The tangent of ``A`` as a kernel stack of ``shape`` in ``A``'s dtype."""
+    A_dot = cast(np.asarray(as_array_cotangent(A_dot, f"{name}'s pushforward")), A.dtype)
+    check_shape(f"{name} pushforward", "the tangent", A_dot, A.shape)
+    return kernel_array(A_dot).reshape(shape)
 
 
 def _output(values: np.ndarray, batch: tuple[int, ...], dtype: Any) -> Any:
@@ -123,10 +131,7 @@ class _Det:
         return A_bar.reshape(self.A.shape)
 
     def pushforward(self, A_dot: Any) -> np.ndarray:
-        A_dot = cast(
-            np.asarray(as_array_cotangent(A_dot, "np.linalg.det's pushforward")), self.A.dtype
-        )
-        A_dot = np.ascontiguousarray(np.broadcast_to(A_dot, self.A.shape)).reshape(self.stack.shape)
+        A_dot = _tangent_stack("np.linalg.det", A_dot, self.A, self.stack.shape)
         if self.F is None:
             d_dot = kdet.det_pushforward_batched(self.stack, A_dot)
         else:
@@ -281,10 +286,7 @@ class _Slogdet:
     def pushforward(self, A_dot: Any) -> Any:
         if self.F is None:
             return ZeroTangent()
-        A_dot = cast(
-            np.asarray(as_array_cotangent(A_dot, "np.linalg.slogdet's pushforward")), self.A.dtype
-        )
-        A_dot = np.ascontiguousarray(np.broadcast_to(A_dot, self.A.shape)).reshape(self.stack.shape)
+        A_dot = _tangent_stack("np.linalg.slogdet", A_dot, self.A, self.stack.shape)
         if isinstance(self.F, BatchedLU):
             sign_dot, l_dot = kdet.slogdet_pushforward_batched(
                 self.F.lu, self.F.piv, self.sign, A_dot

@@ -47,6 +47,7 @@ from rules.linalg._systems import (
     cast,
     check_scipy_options,
     fold_cotangent,
+    kernel_array,
     lapack_functions,
     linalg_dtypes,
     singular_error,
@@ -83,9 +84,11 @@ def inv_pullback_array(Y: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
     n = Y.shape[-1]
     Y_bar = cast(np.asarray(Y_bar), Y.dtype)
     if Y.ndim == 2 and n <= ksolve.INV_SINGLE_CROSSOVER_N:
-        return ksolve.inv_pullback(Y, np.ascontiguousarray(Y_bar))
+        return ksolve.inv_pullback(Y, kernel_array(Y_bar))
     if Y.ndim > 2 and n <= ksolve.INV_CROSSOVER_N:
-        return unstack(ksolve.inv_pullback_batched(as_stack(Y), as_stack(Y_bar)), Y.shape)
+        return unstack(
+            ksolve.inv_pullback_batched(as_stack(Y), as_stack(kernel_array(Y_bar))), Y.shape
+        )
     return ksolve.inv_pullback_blas(Y, Y_bar)
 
 
@@ -94,9 +97,11 @@ def inv_pushforward_array(Y: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
     n = Y.shape[-1]
     A_dot = cast(np.asarray(A_dot), Y.dtype)
     if Y.ndim == 2 and n <= ksolve.INV_SINGLE_CROSSOVER_N:
-        return ksolve.inv_pushforward(Y, np.ascontiguousarray(A_dot))
+        return ksolve.inv_pushforward(Y, kernel_array(A_dot))
     if Y.ndim > 2 and n <= ksolve.INV_CROSSOVER_N:
-        return unstack(ksolve.inv_pushforward_batched(as_stack(Y), as_stack(A_dot)), Y.shape)
+        return unstack(
+            ksolve.inv_pushforward_batched(as_stack(Y), as_stack(kernel_array(A_dot))), Y.shape
+        )
     return ksolve.inv_pushforward_blas(Y, A_dot)
 
 
@@ -170,7 +175,7 @@ def _scipy_inverse(
         raise singular_error(name, A.shape) from None
     if structure == "her" and not np.iscomplexobj(A):
         structure = "sym"
-    return y, np.ascontiguousarray(cast(y, work)), structure
+    return y, kernel_array(cast(y, work)), structure
 
 
 @rrule.register(sla.inv)
