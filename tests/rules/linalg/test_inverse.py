@@ -5,7 +5,14 @@ import scipy.linalg as sla
 from rules import frule, rrule
 from rules.linalg import inverse
 from rules.testing import check_frule, check_rrule
-from tangents import Diagonal, LowerTriangular, NoTangent, Symmetric, UpperTriangular
+from tangents import (
+    Diagonal,
+    Hermitian,
+    LowerTriangular,
+    NoTangent,
+    Symmetric,
+    UpperTriangular,
+)
 
 
 def well_conditioned(randn, dtype, *shape):
@@ -45,9 +52,10 @@ def test_kernel_path_agrees_with_the_generic_path(randn, dtype, matrix_tangent):
         np.testing.assert_allclose(y_dot, -y @ a @ y, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("kind", [Diagonal, Symmetric, UpperTriangular, LowerTriangular])
+@pytest.mark.parametrize("kind", [Diagonal, Symmetric, Hermitian, UpperTriangular, LowerTriangular])
 def test_structured_inputs(randn, kind):
-    M = well_conditioned(randn, np.float64, 3, 3)
+    dtype = np.complex128 if kind is Hermitian else np.float64
+    M = well_conditioned(randn, dtype, 3, 3)
     M = kind(np.diagonal(M).copy()) if kind is Diagonal else kind(M)
     check_rrule(np.linalg.inv, M)
     check_frule(np.linalg.inv, M)
