@@ -21,11 +21,11 @@ once per dtype. ``lower`` and ``unit_diagonal`` are Python bools and ``trans`` a
 Outputs are new arrays of the input dtype. A zero on the diagonal of ``T`` gives inf/NaN, never
 an exception.
 
-Small systems run as one Numba loop over the stack. The ``*_blas`` variants (one trsm through
-scipy) take over for large systems; measured on one matrix, float64, one BLAS thread: equal at
-n = k = 32 (23 us each), BLAS 2.4x faster at n = k = 64, while for a vector right-hand side
-(k = 1) the Numba kernel was still 1.7x faster at n = 128. Rule of thumb: BLAS from
-``n * n * k >= 32**3``.
+Small systems run as one Numba loop over the stack (``solve_triangular_batched`` is the
+forward solve itself). The ``*_blas`` variants (one trsm through scipy) take over for large
+systems; measured on one matrix, float64, one BLAS thread: equal at n = k = 32 (23 us each),
+BLAS 2.4x faster at n = k = 64, while for a vector right-hand side (k = 1) the Numba kernel was
+still 1.7x faster at n = 128. Rule of thumb: BLAS from ``n * n * k >= 32**3``.
 """
 
 import numpy as np
@@ -34,6 +34,19 @@ from scipy.linalg import get_blas_funcs
 from kernels._alloc import empty_pair_like
 from kernels._jit import jit
 from kernels._triangular import solve_inplace, triangular_matmul_sub_inplace
+
+
+@jit
+def solve_triangular_batched(T, B, lower, trans, unit_diagonal):
+    """Return ``X = op(T)^-1 B`` on stacks T (b,n,n), B (b,n,k): the forward solve, batched.
+
+    For rules whose forward pass solves many small triangular systems (scipy loops over a
+    stack in Python) and for the two triangular solves that apply a Cholesky factorization.
+    """
+    X = B.copy()
+    for t in range(B.shape[0]):
+        solve_inplace(T, X, t, lower, trans != 0, trans == 2, unit_diagonal)
+    return X
 
 
 @jit

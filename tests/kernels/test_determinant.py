@@ -6,6 +6,7 @@ import pytest
 import scipy.linalg
 from numpy.testing import assert_allclose, assert_array_equal
 
+from kernels import determinant
 from kernels.determinant import (
     adjugate_lapack,
     det_pullback,
@@ -273,3 +274,25 @@ def test_det_and_slogdet_kernels_reject_mismatched_shapes():
         slogdet_pullback_batched(A, piv, v, v, np.zeros(1))
     with pytest.raises(ValueError, match="slogdet_pushforward_batched"):
         slogdet_pushforward_batched(A, piv[:, :2], v, A)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_inverse_from_the_lu_either_way(rng, monkeypatch, dtype):
+    # getri below INVERSE_GETRS_MIN_N, getrs on the identity above: the same inverse
+    A = rand(rng, (5, 5), dtype) + 3 * np.eye(5)
+    lu, piv = scipy.linalg.lu_factor(A)
+    det_bar, sign = rand(rng, (), dtype), np.linalg.slogdet(A)[0]
+    expected = [
+        det_pullback_lapack(A, lu, piv, det_bar),
+        slogdet_pullback_lapack(lu, piv, sign, det_bar, 0.7),
+        adjugate_lapack(A, lu, piv),
+    ]
+    monkeypatch.setattr(determinant, "INVERSE_GETRS_MIN_N", 1)
+    got = [
+        det_pullback_lapack(A, lu, piv, det_bar),
+        slogdet_pullback_lapack(lu, piv, sign, det_bar, 0.7),
+        adjugate_lapack(A, lu, piv),
+    ]
+    for g, e in zip(got, expected, strict=True):
+        assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+    assert_allclose(got[0], det_bar * np.linalg.det(A).conj() * np.linalg.inv(A).conj().T)

@@ -6,6 +6,7 @@ import scipy.linalg as sla
 from numpy.testing import assert_allclose
 
 from kernels.triangular import (
+    solve_triangular_batched,
     solve_triangular_pullback,
     solve_triangular_pullback_batched,
     solve_triangular_pullback_blas,
@@ -168,3 +169,16 @@ def test_nan_in_gives_nan_out(system, rand):
     T[2, 1] = 0.0
     T[3, 3] = 0.0  # a singular T: inf/NaN, no exception
     assert not np.isfinite(solve_triangular_pullback(T, X, X_bar, True, 0, False)[1]).all()
+
+
+@pytest.mark.parametrize(("lower", "trans", "unit_diagonal"), FLAGS, ids=FLAG_IDS)
+def test_forward_solve_matches_scipy(rand, dtype, tol, lower, trans, unit_diagonal):
+    T = rand(3, 4, 4) + (3 * np.eye(4)).astype(dtype)
+    B = rand(3, 4, 2)
+    before = T.copy(), B.copy()
+    X = solve_triangular_batched(T, B, lower, trans, unit_diagonal)
+    assert X.dtype == dtype
+    for t in range(3):
+        assert_allclose(X[t], scipy_solve(T[t], B[t], lower, trans, unit_diagonal), **tol)
+    assert_allclose(T, before[0], rtol=0, atol=0)
+    assert_allclose(B, before[1], rtol=0, atol=0)

@@ -242,3 +242,55 @@ def well_conditioned(randn):
         return (np.eye(n) + 0.3 * randn(dtype, *shape) / np.sqrt(n)).astype(dtype)
 
     return well_conditioned
+
+
+class MatrixTangent:
+    """A user's matrix tangent type: ``@`` (both sides), ``+``, ``-``, scalar ``*``, ``.mT``,
+    ``.conj()`` and a shape; no array conversion, so rules must keep to the tangent algebra.
+    """
+
+    __array_ufunc__ = None
+
+    def __init__(self, values):
+        self.values = np.asarray(values)
+        self.shape = self.values.shape
+
+    def __add__(self, other):
+        other = other.values if isinstance(other, MatrixTangent) else other
+        return MatrixTangent(self.values + other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        other = other.values if isinstance(other, MatrixTangent) else other
+        return MatrixTangent(self.values - other)
+
+    def __rsub__(self, other):
+        return MatrixTangent(other - self.values)
+
+    def __neg__(self):
+        return MatrixTangent(-self.values)
+
+    def __mul__(self, scalar):
+        return MatrixTangent(self.values * scalar)
+
+    __rmul__ = __mul__
+
+    def __matmul__(self, other):
+        return MatrixTangent(self.values @ other)
+
+    def __rmatmul__(self, other):
+        return MatrixTangent(other @ self.values)
+
+    @property
+    def mT(self):
+        return MatrixTangent(self.values.mT)
+
+    def conj(self):
+        return MatrixTangent(self.values.conj())
+
+
+@pytest.fixture
+def matrix_tangent():
+    """The class of a user-defined matrix tangent type, for generic-path tests."""
+    return MatrixTangent

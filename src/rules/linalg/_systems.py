@@ -1,0 +1,477 @@
+"""Linear systems ``A X = B`` for the solve, inverse, triangular and determinant rules.
+
+Shared plumbing:
+
+* :func:`linalg_dtypes` (numpy.linalg's result dtype and the kernel dtype to compute in),
+  :func:`check_scipy_options` (scipy's ``overwrite_*`` and ``check_finite``), and the errors
+  naming the function and the shape;
+* the ``assume_a`` structures of ``scipy.linalg.solve``/``inv``: :func:`read_matrix` (the
+  matrix a solver actually uses) and :func:`fold_cotangent` (its adjoint, with the
+  symmetric-cotangent convention for the symmetric ones);
+* :class:`Layout` maps the operands of ``solve(a, b)`` to the stacks that kernels take and
+  cotangents back. Semantics of numpy 2 and scipy: a ``b`` of shape ``(n,)`` is one vector,
+  ``(..., n, k)`` a stack of matrices, and batch axes broadcast. When ``a`` is one matrix, every
+  right-hand side of a stacked ``b`` becomes a column of a single system ``(1, n, K)``: ``a`` is
+  factored once, and ``a_bar = -B_bar X^H`` sums over the batch inside one product.
+* :func:`factor` factors a stack ``(s, n, n)`` once in the forward pass and returns an object
+  whose ``solve(B, trans)`` gives ``op(A)^-1 B`` (``trans`` 0, 1, 2 for ``A``, ``A^T``,
+  ``A^H``), so that a pullback solves with the forward's factors instead of factoring again.
+  Small matrices use the batched LU kernel (:class:`BatchedLU`; its ``lu`` and ``piv`` also feed
+  the fused solve and slogdet pullback kernels), or ``numpy.linalg.cholesky`` plus the batched
+  triangular solves for positive definite stacks; large matrices call LAPACK per matrix through
+  scipy's wrappers: ``getrf``/``getrs``, ``potrf``/``potrs``, ``sytrf``/``hetrf`` (the routines
+  behind ``scipy.linalg.solve``'s ``assume_a``).
+
+A singular matrix (an exact zero pivot, LAPACK's ``info > 0``) raises ``LinAlgError`` naming
+the function and the shape, as ``numpy.linalg.solve`` raises "Singular matrix"; a matrix that
+is not positive definite raises for the Cholesky kind. NaN is not a zero pivot: it passes
+through to NaN results, as in numpy.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+from scipy.linalg import lapack
+
+from kernels import lu as klu
+from kernels import solve as ksolve
+from kernels.triangular import solve_triangular_batched
+from rules.broadcasting import unbroadcast
+from rules.cotangents import as_array_cotangent
+from rules.linalg._stacks import adjoint
+
+__all__ = [
+    "KINDS",
+    "STRUCTURES",
+    "BatchedLU",
+    "LapackLU",
+    "Layout",
+    "cast",
+    "check_scipy_options",
+    "factor",
+    "fold_cotangent",
+    "kernel_array",
+    "lapack_functions",
+    "linalg_dtypes",
+    "read_matrix",
+    "singular_error",
+    "square_matrices",
+]
+
+SMALL_STACK_N = ksolve.SOLVE_CROSSOVER_N
+"""Stacks of matrices up to this order are factored and solved by the batched kernels."""
+
+_WORK = {
+    np.dtype(np.float32): np.dtype(np.float32),
+    np.dtype(np.float64): np.dtype(np.float64),
+    np.dtype(np.complex64): np.dtype(np.complex128),
+    np.dtype(np.complex128): np.dtype(np.complex128),
+}
+
+
+def linalg_dtypes(name: str, *dtypes: Any) -> tuple[np.dtype[Any], np.dtype[Any]]:
+    """``(work, result)``: the kernel dtype to compute in and the dtype numpy.linalg returns.
+
+    numpy.linalg's rule: integers and bools compute as float64; float32 (complex64) only when
+    every operand is single precision; complex when one operand is. complex64 is computed in
+    complex128 (no kernels for it) and the result cast back. float16 and longdouble raise
+    ``TypeError`` as in numpy.
+    """
+    try:
+        return _DTYPES[dtypes]
+    except KeyError:
+        pass
+    result = _linalg_dtypes(name, dtypes)
+    _DTYPES[dtypes] = result
+    return result
+
+
+_DTYPES: dict[tuple[Any, ...], tuple[np.dtype[Any], np.dtype[Any]]] = {}
+
+
+def _linalg_dtypes(name: str, dtypes: tuple[Any, ...]) -> tuple[np.dtype[Any], np.dtype[Any]]:
+    single, complex_ = True, False
+    for d in dtypes:
+        d = np.dtype(d)
+        if d.kind in "biu":
+            single = False
+        elif d.kind in "fc":
+            if d.itemsize not in ((4, 8) if d.kind == "f" else (8, 16)):
+                raise TypeError(f"{name}: array type {d} is unsupported in linalg")
+            single = single and d.itemsize == (4 if d.kind == "f" else 8)
+            complex_ = complex_ or d.kind == "c"
+        else:
+            raise TypeError(f"{name}: array type {d} is unsupported in linalg")
+    result = np.dtype(
+        (np.complex64 if single else np.complex128)
+        if complex_
+        else (np.float32 if single else np.float64)
+    )
+    return _WORK[result], result
+
+
+def cast(x: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
+    """``x`` as ``dtype``, without a copy when it already is.
+
+    A complex ``x`` keeps its real part for a real ``dtype``: the part that the tangent space
+    of a real primal sees.
+    """
+    if x.dtype == dtype:
+        return x
+    if x.dtype.kind == "c" and dtype.kind != "c":
+        x = x.real
+    return x.astype(dtype)
+
+
+def kernel_array(x: np.ndarray) -> np.ndarray:
+    """``x`` C-contiguous and writable, copied only when it is not.
+
+    Numba compiles a read-only array as a different type from a writable one, so a read-only
+    view (``np.broadcast_to``, a frozen input) reaching a kernel would cost a compilation.
+    """
+    if x.flags.c_contiguous and x.flags.writeable:
+        return x
+    return np.array(x, order="C")
+
+
+def square_matrices(name: str, A: np.ndarray) -> int:
+    """The order ``n`` of the stack ``A``; ``LinAlgError`` naming ``name`` if it is not square."""
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise np.linalg.LinAlgError(
+            f"{name}: needs square matrices (..., n, n), got an input of shape {A.shape}"
+        )
+    return A.shape[-1]
+
+
+def singular_error(name: str, shape: tuple[int, ...], what: str = "singular") -> Exception:
+    return np.linalg.LinAlgError(f"{name}: {what} matrix (input of shape {tuple(shape)})")
+
+
+def check_scipy_options(name: str, arrays: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Refuse ``overwrite_*=True`` (a rule never modifies its inputs); honour ``check_finite``."""
+    if any(kwargs.get(k) for k in ("overwrite_a", "overwrite_b")):
+        raise ValueError(
+            f"{name}: overwrite_a/overwrite_b=True is not differentiable (it mutates the input)"
+        )
+    if kwargs.get("check_finite", True):
+        for x in arrays:
+            x = x if type(x) is np.ndarray else np.asarray(x)
+            if x.dtype.kind in "fc" and not np.isfinite(x).all():
+                raise ValueError(f"{name}: array must not contain infs or NaNs (check_finite=True)")
+
+
+# --- layout ------------------------------------------------------------------------------------
+
+
+class Layout:
+    """How ``solve(a, b)`` with shapes ``a_shape``, ``b_shape`` maps to kernel stacks.
+
+    ``matrices(A)`` gives the ``(s, n, n)`` stack, ``rhs(b)`` the ``(s, n, k)`` right-hand
+    sides (also for tangents of ``b`` and cotangents of ``x``), ``solution(X)`` the output ``x``;
+    ``a_cotangent`` and ``b_cotangent`` sum kernel cotangents back to the inputs' shapes.
+    """
+
+    __slots__ = ("a_shape", "b_shape", "batch", "folded", "n", "vector", "x_shape")
+
+    def __init__(self, name: str, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+        n = a_shape[-1]
+        self.n, self.a_shape, self.b_shape = n, a_shape, b_shape
+        self.vector = len(b_shape) == 1
+        rows = b_shape[0] if self.vector else (b_shape[-2] if len(b_shape) >= 2 else None)
+        if rows != n:
+            raise ValueError(
+                f"{name}: a of shape {a_shape} and b of shape {b_shape} do not match "
+                "(b must be (n,) or (..., n, k))"
+            )
+        b_batch = () if self.vector else b_shape[:-2]
+        self.folded = len(a_shape) == 2
+        if self.folded or a_shape[:-2] == b_batch:
+            self.batch = b_batch
+        else:
+            try:
+                self.batch = np.broadcast_shapes(a_shape[:-2], b_batch)
+            except ValueError:
+                raise ValueError(
+                    f"{name}: the batch axes of a {a_shape} and b {b_shape} do not broadcast"
+                ) from None
+        core = (n,) if self.vector else (n, b_shape[-1])
+        self.x_shape = self.batch + core
+
+    def matrices(self, A: np.ndarray) -> np.ndarray:
+        """``A`` as a C-contiguous stack ``(s, n, n)``, broadcast to the batch when stacked."""
+        if self.folded:
+            return kernel_array(A).reshape(1, self.n, self.n)
+        return _stack(A, self.batch, (self.n, self.n))
+
+    def rhs(self, b: np.ndarray) -> np.ndarray:
+        """``b`` (or a tangent of ``b``, a cotangent of ``x``) as a C-contiguous ``(s, n, k)``."""
+        if self.vector and b.ndim == 1:
+            b = b[:, None]
+        elif self.vector:  # a cotangent of x, shape batch + (n,)
+            b = b[..., None]
+        if self.folded:
+            if b.ndim > 2:  # the batch becomes columns: (..., n, k) -> (n, ... * k)
+                b = np.moveaxis(b, -2, 0).reshape(self.n, -1)
+            return kernel_array(b)[None]
+        return _stack(b, self.batch, b.shape[-2:])
+
+    def solution(self, X: np.ndarray) -> np.ndarray:
+        """The kernel result ``(s, n, k)`` in the shape of ``x``."""
+        if self.folded:
+            X = X[0]
+            if len(self.x_shape) > 2 and not self.vector:
+                X = np.moveaxis(X.reshape(self.n, *self.batch, self.x_shape[-1]), 0, -2)
+        return X.reshape(self.x_shape)
+
+    def b_cotangent(self, B_bar: np.ndarray) -> np.ndarray:
+        """The cotangent ``(s, n, k)`` of the right-hand sides, summed back to ``b``'s shape."""
+        if self.folded:
+            return self.solution(B_bar)  # b has the batch of x when a is one matrix
+        matrix_shape = (self.n, 1) if self.vector else self.b_shape
+        b_bar = unbroadcast(B_bar.reshape(self.batch + B_bar.shape[-2:]), matrix_shape)
+        return b_bar[:, 0] if self.vector else b_bar
+
+    def a_cotangent(self, A_bar: np.ndarray) -> np.ndarray:
+        """The cotangent ``(s, n, n)`` of the matrices, summed back to ``a``'s shape."""
+        if self.folded:
+            return A_bar[0]
+        return unbroadcast(A_bar.reshape((*self.batch, self.n, self.n)), self.a_shape)
+
+
+def _stack(x: np.ndarray, batch: tuple[int, ...], core: tuple[int, ...]) -> np.ndarray:
+    """``x`` broadcast to ``batch + core`` as a C-contiguous, writable ``(s, *core)`` stack.
+
+    A broadcast that only adds size-1 axes is a reshape, not a (read-only) broadcast view.
+    """
+    target = batch + core
+    if x.shape != target:
+        x = x.reshape(target) if x.size == math.prod(target) else np.broadcast_to(x, target)
+    return kernel_array(x).reshape(math.prod(batch), *core)
+
+
+# --- structures: what scipy's assume_a reads, and the adjoint of that -------------------------
+
+# assume_a -> how a is read; the factorization kind of the symmetric ones
+STRUCTURES = {
+    None: "general",
+    "gen": "general",
+    "general": "general",
+    "banded": "general",
+    "sym": "sym",
+    "symmetric": "sym",
+    "her": "her",
+    "hermitian": "her",
+    "pos": "pos",
+    "positive definite": "pos",
+    "diagonal": "diagonal",
+    "tridiagonal": "tridiagonal",
+    "upper triangular": "upper",
+    "lower triangular": "lower",
+}
+KINDS = {"sym": "sym", "her": "her", "pos": "pos"}
+
+
+def _mask(X: np.ndarray, structure: str) -> np.ndarray:
+    """The entries of ``X`` that a diagonal, tridiagonal or triangular solver reads (a new array)."""
+    if structure == "upper":
+        return np.triu(X)
+    if structure == "lower":
+        return np.tril(X)
+    k = 0 if structure == "diagonal" else 1
+    return np.triu(np.tril(X, k), -k)
+
+
+def read_matrix(A: np.ndarray, structure: str, lower: bool) -> np.ndarray:
+    """The matrix a solver with this structure actually uses, given the stored ``A``."""
+    if structure == "general":
+        return A
+    if structure in ("sym", "her", "pos"):
+        T = np.tril(A) if lower else np.triu(A)
+        strict = np.tril(T, -1) if lower else np.triu(T, 1)
+        S = T + (strict.mT if structure == "sym" else strict.conj().mT)
+        if structure != "sym" and np.iscomplexobj(S):
+            n = S.shape[-1]
+            S[..., range(n), range(n)] = S[..., range(n), range(n)].real
+        return S
+    return _mask(A, structure)
+
+
+def fold_cotangent(G: Any, structure: str, operation: str) -> Any:
+    """The cotangent of the stored ``a`` from the cotangent ``G`` of the matrix read from it.
+
+    Symmetric structures follow the symmetric-input convention (``sym(G)``); masked ones keep
+    the read entries. Also maps forward tangents of ``a`` to tangents of the read matrix.
+    """
+    if structure == "general":
+        return G
+    if structure == "sym":
+        return (G + G.mT) * 0.5
+    if structure in ("her", "pos"):
+        return (G + adjoint(G)) * 0.5
+    return _mask(np.asarray(as_array_cotangent(G, operation)), structure)
+
+
+# --- factorizations ----------------------------------------------------------------------------
+
+
+def _conj(X: np.ndarray) -> np.ndarray:
+    return X.conj() if np.iscomplexobj(X) else X
+
+
+class BatchedLU:
+    """``A = P L U`` of a small stack in ``kernels.lu.lu_factor_batched`` format."""
+
+    __slots__ = ("lu", "piv")
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.lu, self.piv = klu.lu_factor_batched(A)
+
+    def singular(self) -> bool:
+        return bool(np.any(np.diagonal(self.lu, axis1=1, axis2=2) == 0))
+
+    def solve(self, B: np.ndarray, trans: int) -> np.ndarray:
+        return klu.lu_solve_batched(self.lu, self.piv, B, trans)
+
+
+@functools.cache
+def lapack_functions(names: tuple[str, ...], dtype: np.dtype[Any]) -> tuple[Any, ...]:
+    """The LAPACK wrappers of scipy for ``dtype``, looked up once per dtype."""
+    return tuple(lapack.get_lapack_funcs(names, dtype=dtype))
+
+
+class LapackLU:
+    """``A = P L U`` per matrix by LAPACK ``getrf`` (scipy.linalg.lu_factor format).
+
+    Also the path for one small matrix: scipy's wrappers cost about 0.6 us a call, less than a
+    kernel dispatch.
+    """
+
+    __slots__ = ("factors", "getrs", "info")
+
+    def __init__(self, A: np.ndarray) -> None:
+        getrf, self.getrs = lapack_functions(("getrf", "getrs"), A.dtype)
+        results = [getrf(a) for a in A]
+        self.factors = [(lu, piv) for lu, piv, _ in results]
+        self.info = max(info for _, _, info in results) if results else 0
+
+    def singular(self) -> bool:
+        return self.info > 0
+
+    def solve(self, B: np.ndarray, trans: int) -> np.ndarray:
+        """``op(A)^-1 B``; for one matrix a ``(1, n, k)`` view of LAPACK's (Fortran) result."""
+        if len(self.factors) == 1:
+            lu, piv = self.factors[0]
+            return self.getrs(lu, piv, B[0], trans=trans)[0][None]
+        X = np.empty_like(B)
+        for t, (lu, piv) in enumerate(self.factors):
+            X[t] = self.getrs(lu, piv, B[t], trans=trans)[0]
+        return X
+
+
+class BatchedCholesky:
+    """``A = L L^H`` of a small Hermitian positive definite stack; solves by the batched kernel."""
+
+    __slots__ = ("L", "failed")
+
+    def __init__(self, A: np.ndarray) -> None:
+        try:
+            self.L, self.failed = np.linalg.cholesky(A), False
+        except np.linalg.LinAlgError:
+            self.L, self.failed = A, True
+
+    def singular(self) -> bool:
+        return self.failed
+
+    def solve(self, B: np.ndarray, trans: int) -> np.ndarray:
+        if trans == 1:  # A^T = conj(A)
+            return _conj(self.solve(_conj(B), 0))
+        Y = solve_triangular_batched(self.L, B, True, 0, False)  # L^-1 B
+        return solve_triangular_batched(self.L, Y, True, 2, False)  # L^-H L^-1 B
+
+
+class LapackCholesky:
+    """``A = L L^H`` per matrix by LAPACK ``potrf`` (``A`` is full; its lower triangle is read)."""
+
+    __slots__ = ("factors", "info", "potrs")
+
+    def __init__(self, A: np.ndarray) -> None:
+        potrf, self.potrs = lapack_functions(("potrf", "potrs"), A.dtype)
+        results = [potrf(a, lower=True) for a in A]
+        self.factors = [c for c, _ in results]
+        self.info = max(info for _, info in results)
+
+    def singular(self) -> bool:
+        return self.info > 0
+
+    def solve(self, B: np.ndarray, trans: int) -> np.ndarray:
+        if trans == 1:
+            return _conj(self.solve(_conj(B), 0))
+        X = np.empty_like(B)
+        for t, c in enumerate(self.factors):
+            X[t] = self.potrs(c, B[t], lower=True)[0]
+        return X
+
+
+class LapackLDL:
+    """``A = P L D L^T P^T`` (or ``L D L^H``) per matrix by LAPACK ``sytrf``/``hetrf``."""
+
+    __slots__ = ("factors", "hermitian", "info", "trs")
+
+    def __init__(self, A: np.ndarray, hermitian: bool) -> None:
+        self.hermitian = hermitian or not np.iscomplexobj(A)
+        names = ("hetrf", "hetrs") if np.iscomplexobj(A) and hermitian else ("sytrf", "sytrs")
+        trf, self.trs = lapack_functions(names, A.dtype)
+        results = [trf(a, lower=True) for a in A]
+        self.factors = [(ldu, ipiv) for ldu, ipiv, _ in results]
+        self.info = max(info for _, _, info in results)
+
+    def singular(self) -> bool:
+        return self.info > 0
+
+    def solve(self, B: np.ndarray, trans: int) -> np.ndarray:
+        # Hermitian: A^H = A and A^T = conj(A); complex symmetric: A^T = A and A^H = conj(A).
+        if (trans == 1 and self.hermitian and np.iscomplexobj(B)) or (
+            trans == 2 and not self.hermitian
+        ):
+            return _conj(self.solve(_conj(B), 0))
+        X = np.empty_like(B)
+        for t, (ldu, ipiv) in enumerate(self.factors):
+            X[t] = self.trs(ldu, ipiv, B[t], lower=True)[0]
+        return X
+
+
+Factorization = BatchedLU | LapackLU | BatchedCholesky | LapackCholesky | LapackLDL
+
+
+def is_small(A: np.ndarray) -> bool:
+    """Whether the stack ``A`` (s, n, n) goes through the batched kernels.
+
+    One matrix never does: LAPACK through scipy's wrappers is faster there at every size.
+    """
+    return A.shape[0] > 1 and A.shape[-1] <= SMALL_STACK_N
+
+
+def factor(name: str, A: np.ndarray, kind: str = "lu", shape: Any = None) -> Factorization:
+    """Factor the C-contiguous stack ``A`` (s, n, n) of a kernel dtype; see the module docstring.
+
+    ``kind`` is ``"lu"``, ``"pos"`` (Hermitian positive definite), ``"sym"`` (symmetric) or
+    ``"her"`` (Hermitian); the matrices must be full (both triangles). ``shape`` is the user's
+    input shape for error messages. Raises ``LinAlgError`` for a singular matrix (or one that
+    is not positive definite, for ``"pos"``).
+    """
+    F: Factorization
+    small = is_small(A)
+    if kind == "pos":
+        F = BatchedCholesky(A) if small else LapackCholesky(A)
+    elif kind in ("sym", "her") and not small:
+        F = LapackLDL(A, hermitian=kind == "her")
+    else:
+        F = BatchedLU(A) if small else LapackLU(A)
+    if F.singular():
+        what = "not positive definite" if kind == "pos" else "singular"
+        raise singular_error(name, A.shape if shape is None else shape, what)
+    return F

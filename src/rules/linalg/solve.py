@@ -1,0 +1,279 @@
+r"""Rules for linear solves: ``np.linalg.solve`` and ``scipy.linalg.solve``.
+
+For ``X = A^{-1} B`` (Giles 2008, section 2.2.3) with the complex convention
+``x_bar = dL/dRe x + i dL/dIm x``:
+
+.. math::
+
+    \dot X = A^{-1} (\dot B - \dot A X), \qquad
+    \bar B = A^{-H} \bar X, \qquad \bar A = -\bar B X^H.
+
+The forward pass factors ``A`` once and keeps the factors: the pullback's ``A^{-H} \bar X`` and
+the pushforward's ``A^{-1}(\cdot)`` are solves with them, never a second factorization
+(``rules.linalg._systems``: the batched LU kernel for small stacks, LAPACK ``getrf``/``getrs``
+for large matrices). Small stacks run the fused kernel ``kernels.solve.solve_pullback_batched``
+(both cotangents in one compiled call). ``b`` of shape ``(n,)`` is a vector, ``(..., n, k)`` a
+stack of matrices (numpy 2 and scipy semantics); batch axes broadcast and cotangents are summed
+back over them. With one matrix ``a``, a stacked ``b`` is solved as the columns of one system.
+
+``scipy.linalg.solve``'s ``assume_a`` says which entries of ``a`` are read. General (``None``,
+``'gen'``, ``'banded'``: scipy detects the band from the values, so every entry counts): the
+formulas above. Symmetric ``'sym'``, Hermitian ``'her'`` and positive definite ``'pos'`` read
+one triangle (``lower``) as a symmetric (Hermitian) matrix ``S``; they follow the
+symmetric-input convention (DESIGN.md section 3): ``a_bar = sym(S_bar)`` with ``sym(G) = (G +
+G^T)/2`` for ``'sym'`` and ``(G + G^H)/2`` for ``'her'``/``'pos'``, and forward tangents are
+symmetrised the same way. The factorization matches scipy's solver (LDL^T by ``sytrf``/``hetrf``,
+Cholesky by ``potrf``) for large matrices. ``'diagonal'``, ``'tridiagonal'`` and the triangular
+structures read only those entries: the cotangent is masked to them (these are solved by LU of the
+matrix scipy reads, not by scipy's O(n^2) special solvers). ``transposed=True`` (real only)
+solves ``A^T X = B``.
+
+Generic path: with one matrix ``a`` and a matrix ``b`` (no broadcasting, no vector), a cotangent
+of any type with ``@`` flows through ``B_bar = A^{-H} @ X_bar`` (the inverse from the kept
+factors) without being converted; ``'diagonal'``/``'tridiagonal'``/triangular structures need
+elementwise masking and convert with ``as_array_cotangent``.
+
+References
+----------
+.. [1] M. B. Giles, "An extended collection of matrix derivative results for forward and reverse
+   mode algorithmic differentiation", Oxford NA report 08/01, 2008.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from kernels import solve as ksolve
+from rules.cotangents import as_array_cotangent
+from rules.linalg._stacks import adjoint, check_shape
+from rules.linalg._systems import (
+    KINDS,
+    STRUCTURES,
+    BatchedLU,
+    Factorization,
+    LapackLU,
+    Layout,
+    cast,
+    check_scipy_options,
+    factor,
+    fold_cotangent,
+    linalg_dtypes,
+    read_matrix,
+    square_matrices,
+)
+from rules.registry import frule, rrule
+from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
+
+# --- the shared rule ---------------------------------------------------------------------------
+
+
+class _Solve:
+    """The forward pass of ``x = solve(a, b)``: the factors and solution kept for the rules."""
+
+    __slots__ = ("F", "X", "layout", "name", "single", "structure", "transposed", "work", "x")
+
+    def __init__(
+        self,
+        name: str,
+        a: Any,
+        b: Any,
+        structure: str = "general",
+        lower: bool = False,
+        transposed: bool = False,
+    ) -> None:
+        A0 = a if type(a) is np.ndarray else np.asarray(a)
+        b0 = b if type(b) is np.ndarray else np.asarray(b)
+        self.work, result = linalg_dtypes(name, A0.dtype, b0.dtype)
+        square_matrices(name, A0)
+        self.name, self.structure, self.transposed = name, structure, transposed
+        self.layout = layout = Layout(name, A0.shape, b0.shape)
+        if A0.size == 0 or b0.size == 0:  # nothing to factor (LAPACK rejects n = 0)
+            self.F, self.single = None, False  # type: ignore[assignment]
+            self.X = None  # type: ignore[assignment]
+            self.x = np.zeros(layout.x_shape, result)
+            return
+        M = read_matrix(A0.astype(self.work, copy=False), structure, lower)
+        self.F: Factorization = factor(
+            name,
+            layout.matrices(M.mT if transposed else M),
+            KINDS.get(structure, "lu"),
+            shape=A0.shape,
+        )
+        # one matrix and one right-hand side (the common call): LAPACK directly, no reshaping
+        self.single = isinstance(self.F, LapackLU) and layout.folded and b0.ndim <= 2
+        if self.single:
+            lu, piv = self.F.factors[0]
+            x = self.F.getrs(lu, piv, b0.astype(self.work, copy=False))[0]
+            self.X = x.reshape(1, layout.n, -1)
+        else:
+            self.X = self.F.solve(layout.rhs(b0.astype(self.work, copy=False)), 0)
+            x = layout.solution(self.X)
+        self.x = x.astype(result, copy=False)
+
+    def pullback(self, x_bar: Any) -> tuple[Any, Any]:
+        """``(a_bar, b_bar)`` before projection."""
+        layout = self.layout
+        if self.F is None:
+            check_shape(f"{self.name} pullback", "the cotangent", x_bar, self.x.shape)
+            return np.zeros(layout.a_shape, self.work), np.zeros(layout.b_shape, self.work)
+        if self.single and type(x_bar) is np.ndarray and x_bar.shape == self.x.shape:
+            lu, piv = self.F.factors[0]  # type: ignore[union-attr]
+            b_bar = self.F.getrs(lu, piv, cast(x_bar, self.work), trans=2)[0]
+            X = self.X[0]
+            if layout.vector:  # a_bar = -outer(b_bar, conj(x))
+                a_bar = b_bar[:, None] * X[:, 0].conj()
+            else:
+                a_bar = b_bar @ adjoint(X)
+            np.negative(a_bar, out=a_bar)
+            return self._a_cotangent(a_bar), b_bar
+        check_shape(f"{self.name} pullback", "the cotangent", x_bar, self.x.shape)
+        if (
+            type(x_bar) is not np.ndarray
+            and layout.folded
+            and len(layout.b_shape) == 2
+            and self.structure in ("general", "sym", "her", "pos")
+        ):
+            return self._pullback_generic(x_bar)
+        x_bar = np.asarray(as_array_cotangent(x_bar, f"{self.name}'s pullback"))
+        X_bar = layout.rhs(cast(x_bar, self.work))
+        if isinstance(self.F, BatchedLU):  # both cotangents in one compiled call
+            A_bar, B_bar = ksolve.solve_pullback_batched(self.F.lu, self.F.piv, self.X, X_bar)
+        else:
+            B_bar = self.F.solve(X_bar, 2)  # A^-H X_bar with the forward's factors
+            A_bar = B_bar @ adjoint(self.X)
+            np.negative(A_bar, out=A_bar)
+        return self._a_cotangent(layout.a_cotangent(A_bar)), layout.b_cotangent(B_bar)
+
+    def _pullback_generic(self, x_bar: Any) -> tuple[Any, Any]:
+        """One matrix, a matrix ``b``: ``B_bar = A^-H @ X_bar`` with the tangent algebra."""
+        n = self.layout.n
+        inverse_h = self.F.solve(np.eye(n, dtype=self.work)[None], 2)[0]  # A^-H from the factors
+        b_bar = inverse_h @ x_bar
+        return self._a_cotangent(-(b_bar @ adjoint(self.X[0]))), b_bar
+
+    def _a_cotangent(self, G: Any) -> Any:
+        G = G.mT if self.transposed else G
+        return fold_cotangent(G, self.structure, f"{self.name}'s pullback (assume_a structure)")
+
+    def pushforward(self, a_dot: Any, b_dot: Any) -> Any:
+        """``x_dot = A^-1 (b_dot - A_dot x)`` (``A_dot`` of the read matrix), before projection."""
+        layout = self.layout
+        if self.F is None or (isinstance(a_dot, AbstractZero) and isinstance(b_dot, AbstractZero)):
+            return ZeroTangent()
+        A_dot = a_dot
+        if not isinstance(a_dot, AbstractZero):
+            A_dot = fold_cotangent(a_dot, self.structure, f"{self.name}'s pushforward")
+            A_dot = A_dot.mT if self.transposed else A_dot
+        plain = all(isinstance(t, np.ndarray | AbstractZero) for t in (A_dot, b_dot))
+        if not plain and layout.folded and len(layout.b_shape) == 2:
+            rhs = ZeroTangent() + b_dot - A_dot @ self.X[0]
+            inverse = self.F.solve(np.eye(layout.n, dtype=self.work)[None], 0)[0]
+            return inverse @ rhs
+        A_k, B_k = (
+            None
+            if isinstance(t, AbstractZero)
+            else cast(np.asarray(as_array_cotangent(t, f"{self.name}'s pushforward")), self.work)
+            for t in (A_dot, b_dot)
+        )
+        B_k = np.zeros_like(self.X) if B_k is None else layout.rhs(B_k)
+        if A_k is None:
+            X_dot = self.F.solve(B_k, 0)
+        elif isinstance(self.F, BatchedLU):
+            A_k = layout.matrices(A_k)
+            X_dot = ksolve.solve_pushforward_batched(self.F.lu, self.F.piv, self.X, A_k, B_k)
+        else:
+            X_dot = self.F.solve(B_k - layout.matrices(A_k) @ self.X, 0)
+        return layout.solution(X_dot)
+
+
+def _rrule(system: _Solve, a: Any, b: Any) -> tuple[np.ndarray, Any]:
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+
+    def solve_pullback(x_bar: Any) -> tuple[Any, Any, Any]:
+        a_bar, b_bar = system.pullback(unthunk(x_bar))
+        return NoTangent(), project_a(a_bar), project_b(b_bar)
+
+    return system.x, solve_pullback
+
+
+def _frule(system: _Solve, tangents: tuple[Any, ...]) -> tuple[np.ndarray, Any]:
+    a_dot, b_dot = unthunk(tangents[1]), unthunk(tangents[2])
+    return system.x, ProjectTo(system.x)(system.pushforward(a_dot, b_dot))
+
+
+# --- np.linalg.solve ---------------------------------------------------------------------------
+
+
+@rrule.register(np.linalg.solve)
+def solve_rrule(a: Any, b: Any, /) -> tuple[np.ndarray, Any]:
+    r"""Reverse rule for ``x = np.linalg.solve(a, b)``.
+
+    :math:`\bar b = A^{-H}\bar x`, :math:`\bar a = -\bar b x^H`, with the forward's LU (see
+    the module docstring).
+    """
+    return _rrule(_Solve("np.linalg.solve", a, b), a, b)
+
+
+@frule.register(np.linalg.solve)
+def solve_frule(tangents: tuple[Any, Any, Any], a: Any, b: Any, /) -> tuple[np.ndarray, Any]:
+    r"""Forward rule for ``np.linalg.solve``: :math:`\dot x = A^{-1}(\dot b - \dot A x)`."""
+    return _frule(_Solve("np.linalg.solve", a, b), tangents)
+
+
+# --- scipy.linalg.solve ------------------------------------------------------------------------
+
+
+def _scipy_solve(
+    a: Any, b: Any, lower: bool, assume_a: Any, transposed: bool, kwargs: dict[str, Any]
+) -> _Solve:
+    name = "scipy.linalg.solve"
+    check_scipy_options(name, (a, b), kwargs)
+    try:
+        structure = STRUCTURES[assume_a]
+    except (KeyError, TypeError):
+        raise ValueError(f"{name}: {assume_a!r} is not a recognized matrix structure") from None
+    complex_a = np.iscomplexobj(a)
+    if structure == "her" and not complex_a:
+        structure = "sym"
+    if transposed and complex_a:
+        raise NotImplementedError(f"{name}: transposed=True is not supported for complex a")
+    return _Solve(name, a, b, structure, bool(lower), bool(transposed))
+
+
+@rrule.register(sla.solve)
+def scipy_solve_rrule(
+    a: Any,
+    b: Any,
+    lower: bool = False,
+    overwrite_a: bool = False,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+    assume_a: Any = None,
+    transposed: bool = False,
+) -> tuple[np.ndarray, Any]:
+    """Reverse rule for ``scipy.linalg.solve``; ``assume_a`` as in the module docstring.
+
+    ``overwrite_a``/``overwrite_b=True`` are refused; ``check_finite`` is honoured.
+    """
+    options = {"overwrite_a": overwrite_a, "overwrite_b": overwrite_b, "check_finite": check_finite}
+    return _rrule(_scipy_solve(a, b, lower, assume_a, transposed, options), a, b)
+
+
+@frule.register(sla.solve)
+def scipy_solve_frule(
+    tangents: tuple[Any, ...],
+    a: Any,
+    b: Any,
+    lower: bool = False,
+    overwrite_a: bool = False,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+    assume_a: Any = None,
+    transposed: bool = False,
+) -> tuple[np.ndarray, Any]:
+    """Forward rule for ``scipy.linalg.solve``; symmetric structures symmetrise ``a_dot``."""
+    options = {"overwrite_a": overwrite_a, "overwrite_b": overwrite_b, "check_finite": check_finite}
+    return _frule(_scipy_solve(a, b, lower, assume_a, transposed, options), tangents)

@@ -1,0 +1,182 @@
+import numpy as np
+import pytest
+
+from rules import frule, rrule
+from rules.linalg import determinant  # noqa: F401  (registers the rules)
+from rules.linalg.determinant import kdet
+from rules.testing import check_frule, check_rrule
+from tangents import Diagonal, LowerTriangular, NoTangent, Tangent, UpperTriangular, ZeroTangent
+
+SHAPES = [(4, 4), (3, 4, 4), (2, 1, 3, 3)]
+LARGE = [(20, 20), (2, 20, 20), (40, 40)]  # beyond the kernels' crossovers
+
+
+@pytest.fixture(params=["kernels", "lapack"])
+def path(request, monkeypatch):
+    """Run with the crossovers as they are, or with every size on the LAPACK path."""
+    if request.param == "lapack":
+        for name in ("DET_CROSSOVER_N", "DET_SINGLE_CROSSOVER_N", "SLOGDET_CROSSOVER_N"):
+            monkeypatch.setattr(kdet, name, 0)
+    return request.param
+
+
+def well_conditioned(randn, dtype, *shape):
+    n = shape[-1]
+    return (randn(dtype, *shape) + 2 * np.sqrt(n) * np.eye(n)).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_det(randn, dtype, shape, path):
+    a = well_conditioned(randn, dtype, *shape) / np.sqrt(shape[-1])  # det of moderate size
+    check_rrule(np.linalg.det, a)
+    check_frule(np.linalg.det, a)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_slogdet(randn, dtype, shape, path):
+    a = well_conditioned(randn, dtype, *shape)
+    check_rrule(np.linalg.slogdet, a)
+    check_frule(np.linalg.slogdet, a)
+
+
+def test_forward_equals_numpy_within_rounding(randn, dtype):
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for shape in SHAPES + LARGE:
+        a = well_conditioned(randn, dtype, *shape) / np.sqrt(shape[-1])
+        a[..., 0, :] *= -1  # negative determinants too
+        y, _ = rrule(np.linalg.det, a)
+        expected = np.linalg.det(a)
+        assert type(y) is type(expected)
+        assert y.dtype == expected.dtype
+        np.testing.assert_allclose(y, expected, rtol=tol, atol=0)
+        (sign, logabsdet), _ = rrule(np.linalg.slogdet, a)
+        want = np.linalg.slogdet(a)
+        assert type(sign) is type(want.sign)
+        assert logabsdet.dtype == want.logabsdet.dtype
+        np.testing.assert_allclose(sign, want.sign, rtol=tol, atol=tol)
+        np.testing.assert_allclose(logabsdet, want.logabsdet, rtol=tol, atol=tol)
+
+
+# Singular matrices: exact finite differences (det is a polynomial) against the adjugate.
+SINGULAR = [
+    np.array([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]]),  # rank 2: the cofactor matrix
+    np.array([[0.0, 1], [0, 0]]),  # rank 1 with two zero pivots under partial pivoting
+    np.array([[1.0, 2], [2, 4]]),
+    np.ones((3, 3)),  # rank 1 < n - 1: adj = 0
+]
+
+
+@pytest.mark.parametrize("a", SINGULAR, ids=["rank2of3", "jordan", "rank1of2", "rank1of3"])
+def test_det_at_singular_matrices_is_the_adjugate(a, path):
+    check_rrule(np.linalg.det, a)
+    check_frule(np.linalg.det, a)
+    _, pullback = rrule(np.linalg.det, a)
+    a_bar = pullback(1.0)[1]
+    assert np.isfinite(a_bar).all()
+    if np.linalg.matrix_rank(a) == a.shape[0] - 1:
+        assert np.abs(a_bar).max() > 0.5  # the cofactors, not zero
+    if a.shape == (3, 3) and np.linalg.matrix_rank(a) == 2:  # JAX's probe: the cofactor matrix
+        np.testing.assert_allclose(a_bar, [[4, 4, -4], [-2, -2, 2], [0, 0, 0]], atol=1e-12)
+
+
+def test_det_at_large_singular_matrices(randn):
+    rng = np.random.default_rng(1)
+    u, v = rng.standard_normal((2, 30, 29))
+    a = u @ v.T  # rank 29 of 30: the LAPACK path, one zero pivot or the SVD fallback
+    _, pullback = rrule(np.linalg.det, a)
+    a_bar = pullback(1.0)[1]
+    u_s, s, vh = np.linalg.svd(a)
+    # adj(A) = det(V^H) det(U) s_1 ... s_29 v_30 u_30^T for rank n - 1
+    adj = np.linalg.det(vh) * np.linalg.det(u_s) * np.prod(s[:-1]) * np.outer(vh[-1], u_s[:, -1])
+    np.testing.assert_allclose(a_bar, adj.T, rtol=1e-6, atol=1e-6 * np.abs(adj).max())
+
+
+def test_slogdet_complex_sign(randn):
+    a = randn(np.complex128, 3, 3) + 3 * np.eye(3)
+    sign_bar = 0.3 - 0.7j
+    result_type = type(np.linalg.slogdet(a))
+    check_rrule(np.linalg.slogdet, a, output_tangent=Tangent(result_type, sign=sign_bar))
+    _, pullback = rrule(np.linalg.slogdet, a)
+    np.testing.assert_allclose(  # a plain tuple works as the cotangent too
+        pullback((sign_bar, ZeroTangent()))[1],
+        pullback(Tangent(result_type, sign=sign_bar, logabsdet=ZeroTangent()))[1],
+    )
+
+
+def test_slogdet_real_sign_is_constant(randn):
+    a = well_conditioned(randn, np.float64, 3, 3)
+    _, pullback = rrule(np.linalg.slogdet, a)
+    assert pullback((1.0, ZeroTangent()))[1] == ZeroTangent()
+    _, y_dot = frule((NoTangent(), a), np.linalg.slogdet, a)
+    assert y_dot.sign == ZeroTangent()
+
+
+def test_slogdet_at_singular_matrices_is_not_finite(path):
+    for a in (np.ones((3, 3)), np.ones((2, 3, 3))):
+        (sign, logabsdet), pullback = rrule(np.linalg.slogdet, a)
+        assert np.all(sign == 0)
+        assert np.all(logabsdet == -np.inf)
+        assert not np.isfinite(pullback((0.0, np.ones(np.shape(sign))))[1]).all()
+
+
+def test_kernel_path_agrees_with_the_formula(randn, dtype):
+    tol = 1e-4 if dtype == np.float32 else 1e-11
+    for shape in [(5, 4, 4), (4, 4), (20, 20)]:
+        a = well_conditioned(randn, dtype, *shape) / np.sqrt(shape[-1])
+        bar = randn(dtype, *shape[:-2])
+        d, pullback = rrule(np.linalg.det, a)
+        formula = (bar * np.conj(d))[..., None, None] * np.linalg.inv(a).conj().mT
+        np.testing.assert_allclose(pullback(bar)[1], formula, rtol=tol, atol=tol)
+        (sign, _), pullback = rrule(np.linalg.slogdet, a)
+        s_bar, l_bar = (
+            randn(dtype, *shape[:-2]),
+            randn(np.float64, *shape[:-2]).astype(bar.real.dtype),
+        )
+        c = l_bar + 1j * np.imag(np.conj(sign) * s_bar) if dtype == np.complex128 else l_bar
+        formula = np.asarray(c)[..., None, None] * np.linalg.inv(a).conj().mT
+        np.testing.assert_allclose(pullback((s_bar, l_bar))[1], formula, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("kind", [Diagonal, UpperTriangular, LowerTriangular])
+def test_structured_inputs(randn, kind):
+    M = well_conditioned(randn, np.float64, 3, 3)
+    M = kind(np.diagonal(M).copy()) if kind is Diagonal else kind(M)
+    for f in (np.linalg.det, np.linalg.slogdet):
+        check_rrule(f, M)
+        _, pullback = rrule(f, M)
+        assert type(pullback(rrule(f, M)[0])[1]) is kind
+
+
+def test_bad_input():
+    for f in (np.linalg.det, np.linalg.slogdet):
+        with pytest.raises(np.linalg.LinAlgError, match=r"np.linalg.\w*det.*square.*\(2, 3\)"):
+            rrule(f, np.ones((2, 3)))
+    _, pullback = rrule(np.linalg.det, np.eye(3))
+    with pytest.raises(ValueError, match=r"det pullback.*\(2,\).*\(\)"):
+        pullback(np.ones(2))
+    _, pullback = rrule(np.linalg.det, np.stack([np.eye(3)] * 2))
+    with pytest.raises(ValueError, match=r"det pullback.*\(3,\).*\(2,\)"):
+        pullback(np.ones(3))
+
+
+def test_nan_in_nan_out(path):
+    for shape in [(3, 3), (2, 3, 3), (20, 20)]:
+        a = np.broadcast_to(np.eye(shape[-1]), shape).copy()
+        a[..., 1, 1] = np.nan
+        d, pullback = rrule(np.linalg.det, a)
+        assert np.isnan(d).any()
+        assert np.isnan(pullback(np.ones(np.shape(d)))[1]).any()
+        _, d_dot = frule((NoTangent(), np.ones(shape)), np.linalg.det, a)
+        assert np.isnan(d_dot).any()
+        (_, logabsdet), pullback = rrule(np.linalg.slogdet, a)
+        assert np.isnan(logabsdet).any()
+        assert np.isnan(pullback((0.0, np.ones(np.shape(logabsdet))))[1]).any()
+
+
+def test_empty_matrices():
+    y, pullback = rrule(np.linalg.det, np.zeros((0, 0)))
+    assert y == np.linalg.det(np.zeros((0, 0)))
+    assert pullback(1.0)[1].shape == (0, 0)
+    (sign, logabsdet), pullback = rrule(np.linalg.slogdet, np.zeros((2, 0, 0)))
+    np.testing.assert_array_equal(sign, [1, 1])
+    assert pullback((sign, logabsdet))[1] == ZeroTangent()  # nothing to differentiate

@@ -1,0 +1,119 @@
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+from rules import frule, rrule
+from rules.linalg import inverse
+from rules.testing import check_frule, check_rrule
+from tangents import (
+    Diagonal,
+    Hermitian,
+    LowerTriangular,
+    NoTangent,
+    Symmetric,
+    UpperTriangular,
+)
+
+
+def well_conditioned(randn, dtype, *shape):
+    n = shape[-1]
+    return (randn(dtype, *shape) + 2 * np.sqrt(n) * np.eye(n)).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 4, 4), (2, 3, 3), (6, 6), (2, 6, 6)])
+def test_numpy_inv(randn, dtype, shape):
+    a = well_conditioned(randn, dtype, *shape)
+    check_rrule(np.linalg.inv, a)
+    check_frule(np.linalg.inv, a)
+
+
+def test_forward_equals_numpy_within_rounding(randn, dtype):
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for shape in [(4, 4), (3, 4, 4), (40, 40)]:
+        a = well_conditioned(randn, dtype, *shape)
+        y, _ = rrule(np.linalg.inv, a)
+        expected = np.linalg.inv(a)
+        assert y.dtype == expected.dtype
+        assert y.flags.c_contiguous
+        np.testing.assert_allclose(y, expected, rtol=tol, atol=tol)
+
+
+def test_kernel_path_agrees_with_the_generic_path(randn, dtype, matrix_tangent):
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    for shape in [(4, 4), (5, 4, 4), (8, 8), (3, 8, 8)]:
+        a = well_conditioned(randn, dtype, *shape)
+        y_bar = randn(dtype, *shape)
+        y, pullback = rrule(np.linalg.inv, a)
+        kernel = pullback(y_bar)[1]
+        generic = pullback(matrix_tangent(y_bar))[1]
+        assert type(generic) is matrix_tangent
+        np.testing.assert_allclose(kernel, generic.values, rtol=tol, atol=tol)
+        _, y_dot = frule((NoTangent(), a), np.linalg.inv, a)
+        np.testing.assert_allclose(y_dot, -y @ a @ y, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("kind", [Diagonal, Symmetric, Hermitian, UpperTriangular, LowerTriangular])
+def test_structured_inputs(randn, kind):
+    dtype = np.complex128 if kind is Hermitian else np.float64
+    M = well_conditioned(randn, dtype, 3, 3)
+    M = kind(np.diagonal(M).copy()) if kind is Diagonal else kind(M)
+    check_rrule(np.linalg.inv, M)
+    check_frule(np.linalg.inv, M)
+    _, pullback = rrule(np.linalg.inv, M)
+    assert type(pullback(np.ones((3, 3)))[1]) is kind
+
+
+@pytest.mark.parametrize(
+    "assume_a", [None, "gen", "sym", "her", "pos", "upper triangular", "lower triangular"]
+)
+@pytest.mark.parametrize("lower", [False, True])
+def test_scipy_inv(spd, randn, dtype, assume_a, lower):
+    a = spd(dtype, 4, 4)
+    symmetric = [0] if assume_a in ("sym", "her", "pos") else []
+    if assume_a == "sym" and dtype == np.complex128:  # complex symmetric: a Symmetric input
+        a, symmetric = Symmetric(randn(dtype, 4, 4) + 4 * np.eye(4)), []
+    check_rrule(sla.inv, a, symmetric=symmetric, assume_a=assume_a, lower=lower)
+    check_frule(sla.inv, a, symmetric=symmetric, assume_a=assume_a, lower=lower)
+
+
+def test_scipy_inv_stacked(spd):
+    a = spd(np.float64, 2, 3, 3)
+    check_rrule(sla.inv, a)
+    check_rrule(sla.inv, a, symmetric=[0], assume_a="pos")
+
+
+def test_bad_input():
+    with pytest.raises(np.linalg.LinAlgError, match=r"np.linalg.inv.*square.*\(2, 3\)"):
+        rrule(np.linalg.inv, np.ones((2, 3)))
+    with pytest.raises(np.linalg.LinAlgError, match=r"np.linalg.inv.*singular.*\(3, 3\)"):
+        rrule(np.linalg.inv, np.ones((3, 3)))
+    with pytest.raises(np.linalg.LinAlgError, match=r"np.linalg.inv.*singular.*\(2, 3, 3\)"):
+        rrule(np.linalg.inv, np.ones((2, 3, 3)))
+    with pytest.raises(np.linalg.LinAlgError, match=r"scipy.linalg.inv.*singular.*\(2, 2\)"):
+        rrule(sla.inv, np.ones((2, 2)))
+    _, pullback = rrule(np.linalg.inv, np.eye(3))
+    with pytest.raises(ValueError, match=r"inv pullback.*\(2, 2\).*\(3, 3\)"):
+        pullback(np.ones((2, 2)))
+    with pytest.raises(NotImplementedError, match="diagonal"):
+        rrule(sla.inv, np.eye(2), assume_a="diagonal")
+    with pytest.raises(ValueError, match="overwrite_a"):
+        rrule(sla.inv, np.eye(2), overwrite_a=True)
+
+
+def test_nan_in_nan_out():
+    for a in (np.eye(3), np.stack([np.eye(3)] * 2)):
+        a[..., 1, 1] = np.nan
+        y, pullback = rrule(np.linalg.inv, a)
+        assert np.isnan(y).any()
+        assert np.isnan(pullback(np.ones(a.shape))[1]).any()
+        _, y_dot = frule((NoTangent(), np.ones(a.shape)), np.linalg.inv, a)
+        assert np.isnan(y_dot).any()
+
+
+def test_inputs_and_cotangents_stay_unmodified(randn):
+    a = well_conditioned(randn, np.float64, 6, 6)
+    y_bar = randn(np.float64, 6, 6)
+    before = a.copy(), y_bar.copy()
+    inverse.inv_pullback_array(np.linalg.inv(a), y_bar)
+    np.testing.assert_array_equal(a, before[0])
+    np.testing.assert_array_equal(y_bar, before[1])

@@ -1,0 +1,129 @@
+import itertools
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+from rules import frule, rrule
+from rules.linalg import triangular
+from rules.testing import check_frule, check_rrule
+from tangents import LowerTriangular, NoTangent, UpperTriangular
+
+# every (lower, trans, unit_diagonal); trans also as scipy's letters
+FLAGS = list(itertools.product([True, False], [0, 1, 2], [False, True]))
+IDS = [f"{'lower' if lo else 'upper'}-trans{tr}{'-unit' if u else ''}" for lo, tr, u in FLAGS]
+
+
+def triangular_system(randn, dtype, a_shape, b_shape):
+    n = a_shape[-1]
+    return (randn(dtype, *a_shape) + 3 * np.eye(n)).astype(dtype), randn(dtype, *b_shape)
+
+
+@pytest.mark.parametrize(("lower", "trans", "unit_diagonal"), FLAGS, ids=IDS)
+def test_flags(randn, lower, trans, unit_diagonal):
+    a, b = triangular_system(randn, np.float64, (4, 4), (4, 2))
+    flags = {"trans": trans, "lower": lower, "unit_diagonal": unit_diagonal}
+    check_rrule(sla.solve_triangular, a, b, **flags)
+    check_frule(sla.solve_triangular, a, b, **flags)
+
+
+# the other dtypes on fewer flags (kernels/test_triangular.py covers every flag in every dtype)
+@pytest.mark.parametrize(("lower", "trans", "unit_diagonal"), [(True, 2, False), (False, 1, True)])
+def test_flags_in_every_dtype(randn, dtype, lower, trans, unit_diagonal):
+    a, b = triangular_system(randn, dtype, (4, 4), (4, 2))
+    flags = {"trans": trans, "lower": lower, "unit_diagonal": unit_diagonal}
+    check_rrule(sla.solve_triangular, a, b, **flags)
+    check_frule(sla.solve_triangular, a, b, **flags)
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"),
+    [((4, 4), (4,)), ((3, 4, 4), (3, 4, 2)), ((3, 4, 4), (4,)), ((4, 4), (2, 4, 3))],
+)
+def test_shapes(randn, dtype, a_shape, b_shape):
+    a, b = triangular_system(randn, dtype, a_shape, b_shape)
+    check_rrule(sla.solve_triangular, a, b, "C", True)
+    check_frule(sla.solve_triangular, a, b, "C", True)
+
+
+def test_large_systems_take_the_blas_path(randn, dtype, monkeypatch):
+    monkeypatch.setattr(triangular, "BLAS_MIN_SIZE", 1)  # BLAS for every size: cheap to check
+    a, b = triangular_system(randn, dtype, (4, 4), (2, 4, 3))
+    check_rrule(sla.solve_triangular, a, b, 1, True)
+    check_frule(sla.solve_triangular, a, b, 2, False)
+    a, b = triangular_system(randn, dtype, (2, 4, 4), (4,))
+    check_rrule(sla.solve_triangular, a, b, 0, True, True)
+
+
+def test_forward_equals_scipy_within_rounding(randn, dtype):
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for a_shape, b_shape in [((4, 4), (4,)), ((3, 4, 4), (3, 4, 2)), ((40, 40), (40, 40))]:
+        a, b = triangular_system(randn, dtype, a_shape, b_shape)
+        a = (a + a_shape[-1] * np.eye(a_shape[-1])).astype(dtype)
+        for trans in (0, "T", 2):
+            x, _ = rrule(sla.solve_triangular, a, b, trans, lower=True)
+            expected = sla.solve_triangular(a, b, trans, lower=True)
+            assert x.dtype == expected.dtype
+            np.testing.assert_allclose(x, expected, rtol=tol, atol=tol)
+
+
+def test_cotangent_lives_on_the_triangle(randn):
+    a, b = triangular_system(randn, np.float64, (4, 4), (4, 2))
+    _, pullback = rrule(sla.solve_triangular, a, b, lower=True, unit_diagonal=True)
+    a_bar = pullback(np.ones((4, 2)))[1]
+    np.testing.assert_array_equal(a_bar, np.tril(a_bar, -1))
+
+
+def test_kernel_path_agrees_with_the_formula(randn, dtype):
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    for a_shape, b_shape in [((4, 4), (4, 3)), ((40, 40), (40, 40))]:
+        a, b = triangular_system(randn, dtype, a_shape, b_shape)
+        a = (a + a_shape[-1] * np.eye(a_shape[-1])).astype(dtype)
+        x_bar = randn(dtype, *b_shape)
+        x, pullback = rrule(sla.solve_triangular, a, b, 2, False)
+        a_bar, b_bar = pullback(x_bar)[1:3]
+        T = np.triu(a)  # op(T) = T^H: B_bar = T^-1 X_bar, T_bar = triu((-B_bar X^H)^H)
+        np.testing.assert_allclose(b_bar, np.linalg.solve(T, x_bar), rtol=tol, atol=tol)
+        np.testing.assert_allclose(a_bar, np.triu(-(x @ b_bar.conj().T)), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("kind", [UpperTriangular, LowerTriangular])
+def test_structured_inputs(randn, kind):
+    a, b = triangular_system(randn, np.float64, (4, 4), (4, 2))
+    lower = kind is LowerTriangular
+    check_rrule(sla.solve_triangular, kind(a), b, lower=lower)
+    check_frule(sla.solve_triangular, kind(a), b, lower=lower)
+    _, pullback = rrule(sla.solve_triangular, kind(a), b, lower=lower)
+    assert type(pullback(np.ones((4, 2)))[1]) is kind
+
+
+def test_bad_input():
+    with pytest.raises(np.linalg.LinAlgError, match=r"solve_triangular.*square.*\(2, 3\)"):
+        rrule(sla.solve_triangular, np.ones((2, 3)), np.ones(2))
+    with pytest.raises(np.linalg.LinAlgError, match=r"solve_triangular.*singular.*\(3, 3\)"):
+        rrule(sla.solve_triangular, np.ones((3, 3)) - np.eye(3), np.ones(3))
+    with pytest.raises(ValueError, match=r"solve_triangular.*\(3, 3\).*\(4,\)"):
+        rrule(sla.solve_triangular, np.eye(3), np.ones(4))
+    with pytest.raises(ValueError, match="trans"):
+        rrule(sla.solve_triangular, np.eye(3), np.ones(3), trans="X")
+    with pytest.raises(ValueError, match="overwrite_b"):
+        rrule(sla.solve_triangular, np.eye(3), np.ones(3), overwrite_b=True)
+    _, pullback = rrule(sla.solve_triangular, np.eye(3), np.ones(3))
+    with pytest.raises(ValueError, match=r"solve_triangular pullback.*\(2,\).*\(3,\)"):
+        pullback(np.ones(2))
+
+
+def test_nan_in_nan_out():
+    a = np.eye(3)
+    a[1, 1] = np.nan
+    x, pullback = rrule(sla.solve_triangular, a, np.ones(3), check_finite=False)
+    assert np.isnan(x).any()
+    assert np.isnan(pullback(np.ones(3))[1]).any()
+    _, x_dot = frule(
+        (NoTangent(), np.eye(3), np.ones(3)),
+        sla.solve_triangular,
+        a,
+        np.ones(3),
+        check_finite=False,
+    )
+    assert np.isnan(x_dot).any()
