@@ -186,7 +186,7 @@ def gauge_fixed(first_row_phase):
 
 
 class LowRank:
-    """A user's tangent type: the matrix ``U @ V^H`` kept as its factors (``@``, ``+``, ``-``, ``.mT``, ``.conj()``).
+    """A user's tangent type: the matrix ``U @ V^H`` kept factored (``@ + - .mT .conj()``).
 
     It is not an array (``__array_ufunc__ = None`` makes numpy defer to it), so it reaches a rule
     only through the generic path; a product with a matrix stays low rank.
