@@ -35,6 +35,7 @@ from tangents import (
     Symmetric,
     Tangent,
     Thunk,
+    ZeroTangent,
 )
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "tangent-types.md"
@@ -64,8 +65,29 @@ def _spd(n):
     return X @ X.T + n * np.eye(n)
 
 
-# function -> argument tuples on which its pullback (and, where the docs say so, its pushforward)
-# runs the generic path
+def _hpd(n):
+    X = _complex(n, n)
+    return X @ X.conj().T + n * np.eye(n)
+
+
+class Case(NamedTuple):
+    """A call ``f(*args, **kwargs)``; ``at = (part, n)``: the cotangent sits at output ``part``."""
+
+    args: tuple
+    kwargs: dict
+    at: tuple | None = None
+
+
+def case(*args, at=None, **kwargs):
+    return Case(args, kwargs, at)
+
+
+def _as_case(c):
+    return c if isinstance(c, Case) else Case(c, {})
+
+
+# function -> argument tuples (or case(...)) on which its pullback (and, where the docs say so,
+# its pushforward) runs the generic path
 
 GENERIC_CASES = {
     np.matmul: [(_real(3, 4), _real(4, 2)), (_complex(3, 4), _complex(4, 2))],
@@ -90,6 +112,26 @@ GENERIC_CASES = {
     np.transpose: [(_real(3, 2),), (_real(2, 3, 4), (0, 2, 1))],
     np.swapaxes: [(_real(3, 2), 0, 1), (_real(2, 3, 4), -1, -2)],
     np.moveaxis: [(_real(3, 2), 0, 1), (_real(2, 3, 4), 2, 1)],
+    np.linalg.inv: [(_square(3),), (_square(3, complex_=True),), (np.stack([_square(3)] * 2),)],
+    sla.inv: [(_square(3),), case(_spd(3), assume_a="sym"), case(_hpd(3), assume_a="her")],
+    np.linalg.solve: [(_square(3), _real(3, 2)), (_square(3, complex_=True), _complex(3, 2))],
+    sla.solve: [
+        (_square(3), _real(3, 2)),
+        case(_spd(3), _real(3, 2), assume_a="sym"),
+        case(_hpd(3), _complex(3, 2), assume_a="pos"),
+        case(_square(3), _real(3, 2), transposed=True),
+    ],
+    np.linalg.pinv: [
+        (_real(3, 2),),
+        (_square(3),),
+        (_complex(2, 3),),
+        case(_spd(3), hermitian=True),
+    ],
+    np.linalg.lstsq: [
+        case(_real(4, 2), _real(4, 3), at=(0, 4)),
+        case(_complex(2, 4), _complex(2, 3), at=(0, 4)),
+        case(np.outer(_real(4), _real(3)), _real(4, 2), at=(0, 4)),  # rank 1
+    ],
 }
 
 
@@ -169,13 +211,26 @@ def _cotangent_like(y):
     return np.asarray(values, dtype=y.dtype)
 
 
-def recorded_pullback(f, args):
+def _cotangent(y, at, log):
+    """A RecordingTangent like ``y`` (or like its output ``part``, zeros elsewhere) and its data."""
+    if at is None:
+        data = _cotangent_like(y)
+        return Thunk(lambda: RecordingTangent(data, log)), data  # rules unwrap thunks
+    part, n = at
+    data = _cotangent_like(y[part])
+    parts = [NoTangent() if i == 2 and n == 4 else ZeroTangent() for i in range(n)]  # lstsq's rank
+    recorded, plain = list(parts), list(parts)
+    recorded[part], plain[part] = RecordingTangent(data, log), data
+    return tuple(recorded), tuple(plain)
+
+
+def recorded_pullback(f, c):
     """Run ``f``'s pullback on a RecordingTangent cotangent; check it against the plain array's."""
-    y, pullback = rrule(f, *args)
-    y_bar = _cotangent_like(y)
+    y, pullback = rrule(f, *c.args, **c.kwargs)
     log = []
-    got = pullback(Thunk(lambda: RecordingTangent(y_bar, log)))  # thunks are unwrapped by the rules
-    _assert_same(got, pullback(y_bar))
+    y_bar, plain = _cotangent(y, c.at, log)
+    got = pullback(y_bar)
+    _assert_same(got, pullback(plain))
     outputs = [leaf for leaf in _leaves(got) if not isinstance(leaf, AbstractZero)]
     assert any(isinstance(leaf, RecordingTangent) for leaf in outputs) or not outputs
     return set(log)
@@ -188,8 +243,8 @@ GENERIC_PUSHFORWARDS = documented_operations("Generic pushforwards")
 @pytest.mark.parametrize("f", list(GENERIC_CASES), ids=lambda f: f.__name__)
 def test_generic_pullback(f):
     operations = set()
-    for args in GENERIC_CASES[f]:
-        operations |= recorded_pullback(f, args)
+    for c in GENERIC_CASES[f]:
+        operations |= recorded_pullback(f, _as_case(c))
     assert operations == GENERIC_PULLBACKS[f], "the docs table lists other operations"
 
 
@@ -208,19 +263,7 @@ def test_a_structured_primal_meets_the_type_s_own_matmul():
 # --- pullbacks that need an ndarray: a TypeError naming the rule, never a conversion ------------
 
 
-class _At(NamedTuple):
-    """A case whose output has ``n`` components, the RecordingTangent at component ``part``."""
-
-    part: int
-    n: int
-    args: tuple
-
-
-def _at(part, n, *args):
-    return _At(part, n, args)
-
-
-# function -> cases (arguments, or _at(...) for functions with several outputs)
+# function -> cases (argument tuples, or case(...) with options or several outputs)
 REFUSAL_CASES = {
     np.matmul: [(_real(3, 4), _real(4)), (_real(2, 3, 4), _real(4, 2))],
     operator.matmul: [(_real(4), _real(4, 2))],
@@ -233,22 +276,22 @@ REFUSAL_CASES = {
     np.einsum: [("ij,jk->ik", _real(3, 4), _real(4, 2))],
     np.linalg.cholesky: [(_spd(3),)],
     sla.cholesky: [(_spd(3),)],
-    sla.cho_factor: [_at(0, 2, _spd(3))],
+    sla.cho_factor: [case(_spd(3), at=(0, 2))],
     sla.cho_solve: [(sla.cho_factor(_spd(3)), _real(3, 2))],
-    np.linalg.eigh: [_at(1, 2, _spd(3)), _at(0, 2, _spd(3))],
+    np.linalg.eigh: [case(_spd(3), at=(1, 2)), case(_spd(3), at=(0, 2))],
     np.linalg.eigvalsh: [(_spd(3),)],
-    sla.eigh: [_at(1, 2, _spd(3))],
+    sla.eigh: [case(_spd(3), at=(1, 2))],
     sla.eigvalsh: [(_spd(3),)],
-    np.linalg.eig: [_at(1, 2, _square(3))],
+    np.linalg.eig: [case(_square(3), at=(1, 2))],
     np.linalg.eigvals: [(_square(3),)],
-    np.linalg.svd: [_at(0, 3, _real(3, 3))],
+    np.linalg.svd: [case(_real(3, 3), at=(0, 3))],
     np.linalg.svdvals: [(_real(3, 3),)],
-    sla.svd: [_at(1, 3, _real(3, 3))],
+    sla.svd: [case(_real(3, 3), at=(1, 3))],
     sla.svdvals: [(_real(3, 3),)],
-    np.linalg.qr: [_at(0, 2, _real(3, 3))],
-    sla.qr: [_at(1, 2, _real(3, 3))],
-    sla.lu: [_at(1, 3, _square(3))],
-    sla.lu_factor: [_at(0, 2, _square(3))],
+    np.linalg.qr: [case(_real(3, 3), at=(0, 2))],
+    sla.qr: [case(_real(3, 3), at=(1, 2))],
+    sla.lu: [case(_square(3), at=(1, 3))],
+    sla.lu_factor: [case(_square(3), at=(0, 2))],
     sla.lu_solve: [(sla.lu_factor(_square(3)), _real(3, 2))],
     sla.solve_sylvester: [(_square(3), _square(3), _real(3, 3))],
     sla.sqrtm: [(_spd(3),)],
@@ -305,13 +348,23 @@ REFUSAL_CASES = {
     np.hstack: [([_real(3), _real(2)],)],
     np.vstack: [([_real(3), _real(3)],)],
     np.stack: [([_real(3), _real(3)],)],
-    np.split: [_at(0, 2, _real(4), 2)],
-    np.array_split: [_at(1, 2, _real(4), 2)],
+    np.split: [case(_real(4), 2, at=(0, 2))],
+    np.array_split: [case(_real(4), 2, at=(1, 2))],
     np.clip: [(_real(3, 2), -0.5, 0.5)],
     np.where: [(_real(3, 2) > 0, _real(3, 2), _real(3, 2))],
     scipy.special.logsumexp: [(_real(3, 2),)],
     scipy.special.softmax: [(_real(3, 2),)],
     scipy.special.log_softmax: [(_real(3, 2),)],
+    sla.inv: [case(np.triu(_square(3)), assume_a="upper triangular")],
+    np.linalg.solve: [(_square(3), _real(3)), (np.stack([_square(3)] * 2), _real(2, 3, 2))],
+    sla.solve: [case(_square(3), _real(3, 2), assume_a="diagonal"), (_square(3), _real(3))],
+    sla.solve_triangular: [case(np.tril(_square(3)), _real(3, 2), lower=True)],
+    np.linalg.det: [(_square(3),)],
+    np.linalg.slogdet: [case(_square(3), at=(1, 2))],
+    np.linalg.lstsq: [
+        case(_real(4, 2), _real(4), at=(0, 4)),
+        case(_real(4, 2), _real(4, 3), at=(3, 4)),
+    ],
 }
 NAMED_AS = {
     np.amax: "max",
@@ -352,30 +405,21 @@ ELEMENTWISE_CASES = _elementwise_cases()
 
 def _refusal_cases():
     for f, cases in REFUSAL_CASES.items():
-        for case in cases:
-            args, part, n = (
-                (case.args, case.part, case.n) if isinstance(case, _At) else (case, None, 0)
-            )
-            yield f, NAMED_AS.get(f, f.__name__), args, part, n
+        for c in cases:
+            yield f, NAMED_AS.get(f, f.__name__), _as_case(c)
     for f, (name, args) in ELEMENTWISE_CASES.items():
-        yield f, name, args, None, 0
+        yield f, name, Case(args, {})
 
 
-@pytest.mark.parametrize(
-    ("f", "name", "args", "part", "n"),
-    list(_refusal_cases()),
-    ids=lambda v: v.__name__ if callable(v) and hasattr(v, "__name__") else "",
-)
-def test_pullback_refuses_a_tangent_type_by_name(f, name, args, part, n):
-    y, pullback = rrule(f, *args)
-    log = []
-    if part is None:
-        y_bar = RecordingTangent(_cotangent_like(y), log)
-    else:
-        y_bar = [NoTangent()] * n
-        y_bar[part] = RecordingTangent(_cotangent_like(y[part]), log)
-        y_bar = tuple(y_bar)
-    with pytest.raises(TypeError, match=rf"\b{name}('s)? pullback"):
+def _ids(v):
+    return v.__name__ if callable(v) and hasattr(v, "__name__") else ""
+
+
+@pytest.mark.parametrize(("f", "name", "c"), list(_refusal_cases()), ids=_ids)
+def test_pullback_refuses_a_tangent_type_by_name(f, name, c):
+    y, pullback = rrule(f, *c.args, **c.kwargs)
+    y_bar, _ = _cotangent(y, c.at, [])
+    with pytest.raises(TypeError, match=rf"\b{name}('s)? (pullback|rules)"):
         pullback(y_bar)
 
 
@@ -393,19 +437,18 @@ def _tangent_of(x, log):
 
 def _all_cases():
     for f, cases in GENERIC_CASES.items():
-        for args in cases:
-            yield f, NAMED_AS.get(f, f.__name__), args
-    for f, name, args, _, _ in _refusal_cases():
-        yield f, name, args
+        for c in cases:
+            yield f, NAMED_AS.get(f, f.__name__), _as_case(c)
+    yield from _refusal_cases()
 
 
-def recorded_pushforward(f, args):
+def recorded_pushforward(f, c):
     """Run ``f``'s frule on RecordingTangents; check it against the plain arrays'."""
     logs = []
-    tangents = (NoTangent(), *(_tangent_of(x, logs) for x in args))
-    _, y_dot = frule(tangents, f, *args)
+    tangents = (NoTangent(), *(_tangent_of(x, logs) for x in c.args))
+    _, y_dot = frule(tangents, f, *c.args, **c.kwargs)
     dense = tuple(_dense(t) for t in tangents)
-    _assert_same(y_dot, frule(dense, f, *args)[1])
+    _assert_same(y_dot, frule(dense, f, *c.args, **c.kwargs)[1])
     return set(logs)
 
 
@@ -420,27 +463,24 @@ def _dense(t):
 @pytest.mark.parametrize("f", list(GENERIC_PUSHFORWARDS), ids=lambda f: f.__name__)
 def test_generic_pushforward(f):
     operations = set()
-    for args in GENERIC_CASES[f]:
-        operations |= recorded_pushforward(f, args)
+    for c in map(_as_case, GENERIC_CASES[f]):
+        if c.at is None:  # a cotangent of one output of several: no pushforward case
+            operations |= recorded_pushforward(f, c)
     assert operations == GENERIC_PUSHFORWARDS[f], "the docs table lists other operations"
 
 
-@pytest.mark.parametrize(
-    ("f", "name", "args"),
-    list(_all_cases()),
-    ids=lambda v: v.__name__ if callable(v) and hasattr(v, "__name__") else "",
-)
-def test_every_other_pushforward_refuses_a_tangent_type_by_name(f, name, args):
-    log = []
-    tangents = (NoTangent(), *(_tangent_of(x, log) for x in args))
+@pytest.mark.parametrize(("f", "name", "c"), list(_all_cases()), ids=_ids)
+def test_every_other_pushforward_refuses_a_tangent_type_by_name(f, name, c):
+    tangents = (NoTangent(), *(_tangent_of(x, []) for x in c.args))
+    pattern = rf"(?i)\b{name}('s)? (frule|pushforward|rules)"
     if f in GENERIC_PUSHFORWARDS:
         try:
-            frule(tangents, f, *args)
+            frule(tangents, f, *c.args, **c.kwargs)
         except TypeError as error:  # a case outside the documented condition
-            assert re.search(rf"(?i)\b{name}('s)? (frule|pushforward)", str(error))  # noqa: PT017
+            assert re.search(pattern, str(error))  # noqa: PT017
         return
-    with pytest.raises(TypeError, match=rf"(?i)\b{name}('s)? (frule|pushforward)"):
-        frule(tangents, f, *args)
+    with pytest.raises(TypeError, match=pattern):
+        frule(tangents, f, *c.args, **c.kwargs)
 
 
 # --- the census: every rule of the library is in the docs, every name there is a rule ----------
