@@ -374,10 +374,21 @@ NAMED_AS = {
 
 
 def _registered_rules():
-    """``{function: rule}`` for every rrule the library itself registers (not tests or examples)."""
+    """``{function: rule}`` for every rrule the library itself registers (not tests or examples).
+
+    That is a rule of the ``rules`` package for a function of numpy, scipy or ``operator``:
+    the README and other tests register rules of their own with ``scalar_rule`` too.
+    """
     return {
-        f: rule for f, rule in rrule._by_function.items() if rule.__module__.startswith("rules.")
+        f: rule
+        for f, rule in rrule._by_function.items()
+        if (rule.__module__ or "").startswith("rules.") and _is_library_function(f)
     }
+
+
+def _is_library_function(f):
+    module = (getattr(f, "__module__", None) or "").split(".")[0]
+    return isinstance(f, np.ufunc) or module in ("numpy", "scipy", "operator", "_operator")
 
 
 def _defined_by(rule, name):
