@@ -11,17 +11,21 @@ from rules.cotangents import as_array_cotangent
 __all__ = ["broadcast_tangent", "unbroadcast"]
 
 
-def unbroadcast(g: Any, shape: tuple[int, ...]) -> Any:
+def unbroadcast(
+    g: Any, shape: tuple[int, ...], operation: str = "summing a cotangent over broadcast axes"
+) -> Any:
     """Sum the cotangent ``g`` of a broadcast result back to an input of shape ``shape``.
 
     The adjoint of numpy broadcasting ``x -> broadcast_to(x, g.shape)``: leading axes that
     broadcasting added are summed away, and axes where the input had size 1 are summed with
-    ``keepdims``. Returns ``g`` itself when the shapes already agree.
+    ``keepdims``. Returns ``g`` itself when the shapes already agree (so any tangent type with a
+    ``shape`` passes); summing needs an array, and ``operation`` names the rule in the
+    ``TypeError`` a user's tangent type gets otherwise.
     """
     g_shape = np.shape(g)
     if g_shape == shape:
         return g
-    g = np.asarray(as_array_cotangent(g, "summing a cotangent over broadcast axes"))
+    g = np.asarray(as_array_cotangent(g, operation))
     extra = g.ndim - len(shape)
     if extra < 0:
         raise ValueError(
@@ -39,8 +43,15 @@ def unbroadcast(g: Any, shape: tuple[int, ...]) -> Any:
     return g
 
 
-def broadcast_tangent(t: Any, shape: tuple[int, ...]) -> Any:
-    """A tangent of an input, broadcast (as a new writable array) to the output's ``shape``."""
+def broadcast_tangent(
+    t: Any, shape: tuple[int, ...], operation: str = "broadcasting a tangent"
+) -> Any:
+    """A tangent of an input, broadcast (as a new writable array) to the output's ``shape``.
+
+    Returns ``t`` itself when the shapes already agree (so any tangent type with a ``shape``
+    passes); broadcasting needs an array, and ``operation`` names the rule in the ``TypeError``
+    a user's tangent type gets otherwise (it is never converted silently).
+    """
     if np.shape(t) == shape:
         return t
-    return np.array(np.broadcast_to(t, shape))
+    return np.array(np.broadcast_to(as_array_cotangent(t, operation), shape))

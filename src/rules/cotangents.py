@@ -15,11 +15,29 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from tangents import StructuredMatrix, unthunk
+from tangents import (
+    AbstractThunk,
+    AbstractZero,
+    NotImplementedTangent,
+    StructuredMatrix,
+    Tangent,
+    unthunk,
+)
 
-__all__ = ["KERNEL_DTYPES", "as_array_cotangent", "is_kernel_array"]
+__all__ = ["KERNEL_DTYPES", "as_array_cotangent", "is_kernel_array", "is_user_tangent"]
 
 KERNEL_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.complex128))
+
+_LIBRARY_TANGENTS = (
+    np.ndarray,
+    numbers.Number,
+    np.generic,
+    StructuredMatrix,
+    AbstractZero,
+    AbstractThunk,
+    NotImplementedTangent,
+    Tangent,
+)
 
 
 def as_array_cotangent(dx: Any, operation: str) -> Any:
@@ -54,6 +72,18 @@ def as_array_cotangent(dx: Any, operation: str) -> Any:
         f"{operation} needs an ndarray cotangent, got a {type(dx).__name__}; a tangent type "
         "must be an ndarray (or convert itself) to flow through this rule"
     )
+
+
+def is_user_tangent(dx: Any) -> bool:
+    """Whether ``dx`` is a user's own tangent type, one :func:`as_array_cotangent` would refuse.
+
+    That is anything but an ndarray, a number, a structured or sparse matrix, or one of the
+    library's symbolic tangents (zeros, thunks, ``NotImplementedTangent``, ``Tangent``);
+    subclasses of ``AbstractTangent`` defined outside the library count as user types. Rules whose ndarray path uses numpy functions but whose math is also a tangent
+    operation (``np.transpose`` of the last two axes is ``.mT``) take such a type down the
+    generic path instead of refusing it.
+    """
+    return not isinstance(dx, _LIBRARY_TANGENTS) and not sp.issparse(dx)
 
 
 def is_kernel_array(*arrays: Any) -> bool:

@@ -13,8 +13,16 @@ from typing import Any
 import numpy as np
 
 from rules.broadcasting import broadcast_tangent, unbroadcast
+from rules.cotangents import as_array_cotangent
 from rules.registry import frule, rrule
-from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
+from tangents import (
+    AbstractZero,
+    NoTangent,
+    NotImplementedTangent,
+    ProjectTo,
+    ZeroTangent,
+    unthunk,
+)
 
 __all__ = ["non_differentiable", "scalar_rule"]
 
@@ -76,6 +84,19 @@ def _constant(x: Any) -> bool:
     return isinstance(x, int)
 
 
+def _elementwise_operand(t: Any, operation: str) -> Any:
+    """``t`` ready for an elementwise product with an array of partials.
+
+    ndarrays, zeros and ``NotImplementedTangent`` stay as they are (the arithmetic table handles
+    the symbolic ones); anything else goes through :func:`rules.cotangents.as_array_cotangent`,
+    so numbers pass, structured and sparse matrices become ndarrays, and a user's tangent type
+    gets a ``TypeError`` naming ``operation`` (the tangent algebra has no elementwise product).
+    """
+    if type(t) is np.ndarray or isinstance(t, AbstractZero | NotImplementedTangent):
+        return t
+    return as_array_cotangent(t, operation)
+
+
 _UNSUPPORTED_KWARGS = ("out", "where")
 
 
@@ -103,9 +124,14 @@ def scalar_rule(f: Any, partials: Callable[..., Any], *, name: str | None = None
     real). Python ``int`` and ``bool`` arguments are treated as exact constants and get
     ``NoTangent()``; integer *arrays* are real numbers with float64 cotangents. Keyword
     arguments are passed to ``f``; ``out=`` and ``where=`` are refused, since they leave parts of
-    the output undefined or alias an input.
+    the output undefined or alias an input. Both rules multiply (co)tangents elementwise, which
+    the tangent algebra does not offer: a (co)tangent that is not an ndarray or a number goes
+    through :func:`rules.cotangents.as_array_cotangent` (a user's tangent type gets a
+    ``TypeError`` naming the rule).
     """
     rule_name = name or _name(f)
+    pullback_operation = f"{rule_name}'s pullback (an elementwise product)"
+    frule_operation = f"{rule_name}'s frule (an elementwise product)"
 
     def check_kwargs(kwargs: dict[str, Any]) -> None:
         bad = [k for k in _UNSUPPORTED_KWARGS if k in kwargs]
@@ -119,7 +145,7 @@ def scalar_rule(f: Any, partials: Callable[..., Any], *, name: str | None = None
         shapes = tuple(np.shape(x) for x in args)
 
         def elementwise_pullback(y_bar: Any) -> tuple[Any, ...]:
-            y_bar = unthunk(y_bar)
+            y_bar = _elementwise_operand(unthunk(y_bar), pullback_operation)
             derivatives = _partials_tuple(partials(*args, y), len(args), rule_name)
             cotangents: list[Any] = [NoTangent()]
             for project, shape, d in zip(projectors, shapes, derivatives, strict=True):
@@ -140,7 +166,7 @@ def scalar_rule(f: Any, partials: Callable[..., Any], *, name: str | None = None
         for x, d, x_dot in zip(args, derivatives, tangents[1:], strict=True):
             if isinstance(x_dot, AbstractZero) or _constant(x):
                 continue
-            y_dot = y_dot + d * unthunk(x_dot)
+            y_dot = y_dot + d * _elementwise_operand(unthunk(x_dot), frule_operation)
         if isinstance(y_dot, AbstractZero):
             return y, y_dot
         return y, ProjectTo(y)(broadcast_tangent(y_dot, np.shape(y)))

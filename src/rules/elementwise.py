@@ -77,6 +77,8 @@ def _quiet(partials: Any) -> Any:
 def _register_linear(f: Any, signs: tuple[int, ...]) -> None:
     """Rrule and frule of ``f(x1, ..., xn) = sum_i signs[i] * x_i`` (broadcasting)."""
     name = f.__name__
+    summing = f"np.{name}'s pullback (summing over broadcast axes)"
+    broadcasting = f"np.{name}'s frule (broadcasting a tangent)"
 
     def linear_rrule(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         refuse(name, out=kwargs.pop("out", None), where=kwargs.pop("where", True) is not True)
@@ -92,7 +94,7 @@ def _register_linear(f: Any, signs: tuple[int, ...]) -> None:
                     cotangents.append(NoTangent())
                     continue
                 g = y_bar if sign > 0 else -y_bar
-                cotangents.append(project(unbroadcast(g, shape)))
+                cotangents.append(project(unbroadcast(g, shape, summing)))
             return tuple(cotangents)
 
         linear_pullback.__qualname__ = f"{name}_pullback"
@@ -109,7 +111,7 @@ def _register_linear(f: Any, signs: tuple[int, ...]) -> None:
             y_dot = y_dot + x_dot if sign > 0 else y_dot - x_dot
         if isinstance(y_dot, AbstractZero):
             return y, ZeroTangent()
-        return y, ProjectTo(y)(broadcast_tangent(y_dot, np.shape(y)))
+        return y, ProjectTo(y)(broadcast_tangent(y_dot, np.shape(y), broadcasting))
 
     linear_rrule.__qualname__ = f"{name}_rrule"
     linear_frule.__qualname__ = f"{name}_frule"

@@ -6,6 +6,9 @@ flip, roll, tile, repeat, pad. Each is linear in its array argument, so its push
 
 * reshape, ravel, squeeze, expand_dims: reshape the cotangent back (in the same index order);
 * transpose, moveaxis, swapaxes, flip, roll: the inverse permutation (``roll`` by ``-shift``);
+  a swap of the last two axes pulls back (and pushes forward) as ``.mT``, so a user's
+  matrix-like tangent type flows through those three unconverted (every other rule here needs
+  an ndarray);
 * broadcast_to, tile, repeat: sum the copies (``unbroadcast``; the tiles; the repeats, with
   ``np.add.at`` for per-entry repeat counts);
 * pad (``mode="constant"`` only; other modes reuse entries and are refused): the interior of
@@ -30,10 +33,10 @@ import numpy as np
 
 from rules.arguments import normalize_axes, refuse, rrule_with_options
 from rules.broadcasting import unbroadcast
-from rules.cotangents import as_array_cotangent
+from rules.cotangents import as_array_cotangent, is_user_tangent
 from rules.linear import register_linear_frule
 from rules.registry import frule
-from tangents import NoTangent, ProjectTo
+from tangents import NoTangent, ProjectTo, unthunk
 
 __all__: list[str] = []
 
@@ -152,15 +155,71 @@ def expand_dims_rrule(a: Any, axis: Any) -> Any:
 # --- permutations: transpose, moveaxis, swapaxes, flip, roll -----------------------------------
 
 
+def _is_matrix_transpose(perm: Any) -> bool:
+    """Whether the axis permutation ``perm`` swaps the last two axes only (``y = a.mT``).
+
+    Such a permutation is its own inverse, so both its pushforward and its pullback are ``.mT``,
+    an operation of the tangent algebra, which a user's matrix-like tangent type has.
+    """
+    n = len(perm)
+    return n >= 2 and tuple(perm) == (*range(n - 2), n - 1, n - 2)
+
+
+def _transposes_matrices(a: Any, axes: Any = None) -> bool:
+    """Whether ``np.transpose(a, axes)`` is ``a.mT``."""
+    ndim = np.ndim(a)
+    return _is_matrix_transpose(
+        tuple(range(ndim))[::-1] if axes is None else normalize_axes(tuple(axes), ndim)
+    )
+
+
+def _moves_matrix_axes(a: Any, source: Any, destination: Any) -> bool:
+    """Whether ``np.moveaxis(a, source, destination)`` is ``a.mT``."""
+    ndim = np.ndim(a)
+    perm = [i for i in range(ndim) if i not in normalize_axes(source, ndim)]
+    moves = zip(normalize_axes(destination, ndim), normalize_axes(source, ndim), strict=True)
+    for to, origin in sorted(moves):  # numpy's own construction of the permutation
+        perm.insert(to, origin)
+    return _is_matrix_transpose(perm)
+
+
+def _swaps_matrix_axes(a: Any, axis1: int, axis2: int) -> bool:
+    """Whether ``np.swapaxes(a, axis1, axis2)`` is ``a.mT``."""
+    ndim = np.ndim(a)
+    perm = list(range(ndim))
+    (i,), (j,) = normalize_axes(axis1, ndim), normalize_axes(axis2, ndim)
+    perm[i], perm[j] = perm[j], perm[i]
+    return _is_matrix_transpose(perm)
+
+
+def _matrix_transposed(y_bar: Any, matrix_transpose: bool) -> Any:
+    """``ȳ.mT`` for a user's tangent type when the pullback is a matrix transpose, else ``None``.
+
+    ndarrays (and the library's other cotangents) keep the rule's numpy path, unchanged.
+    """
+    if matrix_transpose and is_user_tangent(y_bar):
+        return y_bar.mT
+    return None
+
+
 @rrule_with_options(np.transpose)
 def transpose_rrule(a: Any, axes: Any = None) -> Any:
-    """``y = transpose(a, axes)``: ``ā = transpose(ȳ, argsort(axes))``."""
+    """``y = transpose(a, axes)``: ``ā = transpose(ȳ, argsort(axes))``.
+
+    A transpose of the last two axes only (``axes=None`` for a matrix) pulls back as ``ȳ.mT``
+    for a user's tangent type, which then never becomes an ndarray; other permutations need an
+    ndarray cotangent.
+    """
     y = np.transpose(a, axes)
-    ndim = np.ndim(a)
-    inverse = None if axes is None else np.argsort(normalize_axes(tuple(axes), ndim))
+    inverse = None if axes is None else np.argsort(normalize_axes(tuple(axes), np.ndim(a)))
+    matrix_transpose = _transposes_matrices(a, axes)
     project_a = ProjectTo(a)
 
     def transpose_pullback(y_bar: Any) -> tuple[Any, Any]:
+        y_bar = unthunk(y_bar)
+        generic = _matrix_transposed(y_bar, matrix_transpose)
+        if generic is not None:
+            return NoTangent(), project_a(generic)
         return NoTangent(), project_a(np.transpose(_cotangent(y_bar, "transpose"), inverse))
 
     return y, transpose_pullback
@@ -168,11 +227,19 @@ def transpose_rrule(a: Any, axes: Any = None) -> Any:
 
 @rrule_with_options(np.moveaxis)
 def moveaxis_rrule(a: Any, source: Any, destination: Any) -> Any:
-    """``y = moveaxis(a, source, destination)``: ``ā = moveaxis(ȳ, destination, source)``."""
+    """``y = moveaxis(a, source, destination)``: ``ā = moveaxis(ȳ, destination, source)``.
+
+    ``ȳ.mT`` for a user's tangent type when the move swaps the last two axes only.
+    """
     y = np.moveaxis(a, source, destination)
+    matrix_transpose = _moves_matrix_axes(a, source, destination)
     project_a = ProjectTo(a)
 
     def moveaxis_pullback(y_bar: Any) -> tuple[Any, Any]:
+        y_bar = unthunk(y_bar)
+        generic = _matrix_transposed(y_bar, matrix_transpose)
+        if generic is not None:
+            return NoTangent(), project_a(generic)
         g = _cotangent(y_bar, "moveaxis")
         return NoTangent(), project_a(np.moveaxis(g, destination, source))
 
@@ -181,11 +248,19 @@ def moveaxis_rrule(a: Any, source: Any, destination: Any) -> Any:
 
 @rrule_with_options(np.swapaxes)
 def swapaxes_rrule(a: Any, axis1: int, axis2: int) -> Any:
-    """``y = swapaxes(a, i, j)``: ``ā = swapaxes(ȳ, i, j)``."""
+    """``y = swapaxes(a, i, j)``: ``ā = swapaxes(ȳ, i, j)``.
+
+    ``ȳ.mT`` for a user's tangent type when the last two axes are swapped.
+    """
     y = np.swapaxes(a, axis1, axis2)
+    matrix_transpose = _swaps_matrix_axes(a, axis1, axis2)
     project_a = ProjectTo(a)
 
     def swapaxes_pullback(y_bar: Any) -> tuple[Any, Any]:
+        y_bar = unthunk(y_bar)
+        generic = _matrix_transposed(y_bar, matrix_transpose)
+        if generic is not None:
+            return NoTangent(), project_a(generic)
         g = _cotangent(y_bar, "swapaxes")
         return NoTangent(), project_a(np.swapaxes(g, axis1, axis2))
 
@@ -315,12 +390,12 @@ def pad_frule(
     return y, ProjectTo(y)(np.pad(x_dot, pad_width, "constant"))
 
 
+register_linear_frule(np.transpose, "transpose", is_matrix_transpose=_transposes_matrices)
+register_linear_frule(np.moveaxis, "moveaxis", is_matrix_transpose=_moves_matrix_axes)
+register_linear_frule(np.swapaxes, "swapaxes", is_matrix_transpose=_swaps_matrix_axes)
 for _f, _name in (
     (np.squeeze, "squeeze"),
     (np.expand_dims, "expand_dims"),
-    (np.transpose, "transpose"),
-    (np.moveaxis, "moveaxis"),
-    (np.swapaxes, "swapaxes"),
     (np.flip, "flip"),
     (np.roll, "roll"),
     (np.broadcast_to, "broadcast_to"),

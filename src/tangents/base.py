@@ -14,19 +14,29 @@ class AbstractTangent:
     """Root of the tangent types; also the contract every tangent type follows.
 
     A tangent type represents a derivative (a perturbation) of a primal value. Rules are written
-    only with the operations below, so any type that supports them can flow through every rule
-    without being converted to an ndarray (DESIGN.md section 2, "generic path").
+    only with the operations below, so any type that supports them flows through every rule with
+    a generic path without being converted to an ndarray (DESIGN.md section 2). The full
+    protocol, with the table of which rules run generically on a user's type and which need
+    arrays, is ``docs/tangent-types.md``; ``tests/rules/test_tangent_protocol.py`` checks it.
 
     Operations a tangent type supports
-    -----------------------------------
-    * ``a + b`` and ``a - b`` with another tangent of the same primal (linear combination);
-      ``a + ZeroTangent()`` is ``a``.
-    * ``s * a``, ``a * s`` and ``a / s`` for a scalar ``s`` (scaling); unary ``-a``.
-    * for matrix-like tangents: ``a @ M`` and ``M @ a`` with ndarrays (and with each other),
-      ``a.T`` / ``a.mT`` (transpose), ``a.conj()``, ``a.real``.
+    ----------------------------------
+    With ``t``, ``u`` tangents of the same primal, ``s`` a number and ``M`` an ndarray:
 
-    Rules may assume nothing else: no indexing, no ``np.asarray``, no in-place writes. Rules that
-    need elementwise access say so in their docstrings and raise ``TypeError`` for other types.
+    * ``t + u`` and ``t - u`` (linear combination); ``s * t``, ``t * s`` and ``t / s``
+      (scaling); unary ``-t``.
+    * for matrix-like tangents: ``t @ M`` and ``M @ t`` (``M`` a matrix, or a vector on the
+      right), ``t.mT`` (transpose of the last two axes; ``t.T`` too), ``t.conj()``, ``t.real``
+      (and ``t.imag``).
+    * a ``shape`` attribute, which rules and projectors use for shape checks.
+
+    What a rule may assume
+    ----------------------
+    Nothing else. A rule never calls ``np.asarray`` (or any numpy function or ufunc) on a
+    tangent it was given, never indexes, iterates or truth-tests it, never reads ``.dtype`` or
+    ``.ndim`` and never writes into it. Rules that need elementwise access take the tangent
+    through ``rules.cotangents.as_array_cotangent``, which raises ``TypeError`` naming the rule
+    for a type that is not an array; they never densify it silently.
 
     Writing your own
     ----------------
@@ -34,9 +44,13 @@ class AbstractTangent:
     library's zeros and thunks get their turn (``LowRank + ZeroTangent()`` then reaches
     ``ZeroTangent.__radd__`` and returns the ``LowRank`` unchanged). Set
     ``__array_ufunc__ = None`` (inherited from this class) so that ``ndarray + t`` and
-    ``ndarray @ t`` call ``t.__radd__`` / ``t.__rmatmul__`` instead of building an object array.
-    To make ``ProjectTo`` understand a primal type, register a projector with
-    ``ProjectTo.register``.
+    ``ndarray @ t`` call ``t.__radd__`` / ``t.__rmatmul__`` instead of converting ``t`` or
+    building an object array. Subclassing this class is optional.
+
+    ``ProjectTo``: the library's projectors check a user type's ``shape`` and return it
+    unchanged (no dtype cast, no real part, no structure). For a primal type of your own,
+    register a projector with ``ProjectTo.register``; it must accept dense ndarrays, your
+    natural tangent type and the structural ``Tangent(YourType, ...)`` form.
     """
 
     __slots__ = ()

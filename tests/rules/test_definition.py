@@ -5,7 +5,7 @@ import pytest
 
 from rules import frule, rrule, scalar_rule
 from rules.testing import check_frule, check_rrule
-from tangents import NoTangent
+from tangents import Diagonal, NoTangent, Thunk, ZeroTangent
 
 
 def sin(x):
@@ -101,3 +101,23 @@ def test_partials_of_the_wrong_arity_are_reported(rng):
     finally:
         rrule.unregister(bad)
         frule.unregister(bad)
+
+
+def test_a_user_tangent_type_is_refused_by_name(rng, user_tangent):
+    # An elementwise product is not part of the tangent algebra: a TypeError naming the rule,
+    # not numpy's anonymous "unsupported operand" and never a silent conversion.
+    x = rng.standard_normal(3)
+    _, pullback = rrule(mul, x, x)
+    with pytest.raises(TypeError, match=r"mul's pullback \(an elementwise product\).*UserTangent"):
+        pullback(user_tangent(np.ones(3)))
+    with pytest.raises(TypeError, match=r"sin's frule \(an elementwise product\).*UserTangent"):
+        frule((NoTangent(), user_tangent(np.ones(3))), sin, x)
+
+
+def test_structured_cotangents_are_made_dense(rng):
+    x = rng.standard_normal((3, 3))
+    _, pullback = rrule(sin, x)
+    d = np.arange(1.0, 4.0)
+    np.testing.assert_allclose(pullback(Diagonal(d))[1], np.cos(x) * np.diag(d))
+    _, y_dot = frule((NoTangent(), Thunk(lambda: ZeroTangent())), sin, x)
+    assert y_dot is ZeroTangent()

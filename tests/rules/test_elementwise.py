@@ -9,7 +9,7 @@ import pytest
 import rules  # noqa: F401  (registers the rules)
 from rules import frule, rrule
 from rules.testing import check_frule, check_rrule
-from tangents import NoTangent
+from tangents import NoTangent, ZeroTangent
 
 # function: the interval its real test inputs are drawn from (smooth there)
 UNARY = {
@@ -215,3 +215,18 @@ def test_linear_rules_take_a_user_tangent_type(rng, user_tangent, f, n_args):
     y_bar = user_tangent(np.arange(3.0))
     for x_bar in pullback(y_bar)[1:]:
         assert isinstance(x_bar, user_tangent)  # the generic path: never made an ndarray
+
+
+def test_broadcasting_refuses_a_user_tangent_type_by_name(rng, user_tangent):
+    # Summing over broadcast axes needs an array: a TypeError naming the rule, no conversion.
+    _, pullback = rrule(np.subtract, rng.standard_normal((2, 3)), rng.standard_normal(3))
+    with pytest.raises(TypeError, match=r"np\.subtract's pullback \(summing over broadcast"):
+        pullback(user_tangent(np.ones((2, 3))))
+
+
+def test_broadcasting_a_user_tangent_type_is_refused_by_name(rng, user_tangent):
+    # Only the broadcast operand moves: its tangent would have to be broadcast, which needs an
+    # array. A TypeError naming the rule, never a silent np.broadcast_to of the user's type.
+    x, b = rng.standard_normal((2, 3)), rng.standard_normal(3)
+    with pytest.raises(TypeError, match=r"np\.add's frule \(broadcasting a tangent\)"):
+        frule((NoTangent(), ZeroTangent(), user_tangent(np.ones(3))), np.add, x, b)

@@ -6,7 +6,7 @@ import pytest
 import rules  # noqa: F401  (registers the rules)
 from rules import frule, rrule
 from rules.testing import check_frule, check_rrule
-from tangents import NoTangent
+from tangents import NoTangent, Thunk
 
 X3 = (2, 3, 2)
 CASES = [  # (function, shape of the array argument, other arguments, keyword arguments)
@@ -21,6 +21,8 @@ CASES = [  # (function, shape of the array argument, other arguments, keyword ar
     (np.moveaxis, X3, (0, -1), {}),
     (np.moveaxis, X3, ((0, 1), (2, 0)), {}),
     (np.swapaxes, X3, (0, 2), {}),
+    (np.swapaxes, X3, (1, -1), {}),
+    (np.swapaxes, X3, (1, 1), {}),
     (np.squeeze, (2, 1, 3), (), {}),
     (np.squeeze, (1, 3, 1), (0,), {}),
     (np.expand_dims, (2, 3), ((0, 2),), {}),
@@ -107,3 +109,61 @@ def test_orders_follow_the_input_layout(rng, f, options, layout):
         y_bar = rng.standard_normal(y.shape)
         x_bar = pullback(y_bar)[1]
         np.testing.assert_allclose(np.vdot(y_bar, y_dot), np.vdot(x_bar, t))
+
+
+class MatrixTangent:
+    """A user's matrix-like tangent type: a shape and ``.mT``, never an ndarray."""
+
+    __array_ufunc__ = None
+
+    def __init__(self, values):
+        self.values = values
+        self.shape = values.shape
+
+    @property
+    def mT(self):
+        return MatrixTangent(self.values.mT)
+
+
+@pytest.mark.parametrize(
+    ("f", "shape", "args"),
+    [
+        (np.transpose, (2, 3), ()),
+        (np.transpose, X3, ((0, 2, 1),)),
+        (np.swapaxes, X3, (-1, 1)),
+        (np.moveaxis, (2, 3), (0, 1)),
+        (np.moveaxis, X3, (2, 1)),
+    ],
+)
+def test_a_matrix_transpose_takes_a_user_tangent_type_through_mT(rng, f, shape, args):
+    x = rng.standard_normal(shape)
+    y, pullback = rrule(f, x, *args)
+    y_bar = rng.standard_normal(y.shape)
+    x_bar = pullback(Thunk(lambda: MatrixTangent(y_bar)))[1]
+    assert isinstance(x_bar, MatrixTangent)  # the generic path: never made an ndarray
+    np.testing.assert_array_equal(x_bar.values, pullback(y_bar)[1])
+    x_dot = rng.standard_normal(shape)
+    _, y_dot = frule((NoTangent(), MatrixTangent(x_dot), *(NoTangent(),) * len(args)), f, x, *args)
+    assert isinstance(y_dot, MatrixTangent)  # and so is the pushforward
+    np.testing.assert_array_equal(y_dot.values, f(x_dot, *args))
+
+
+@pytest.mark.parametrize(
+    ("f", "args"), [(np.transpose, ()), (np.swapaxes, (0, 1)), (np.moveaxis, (0, 2))]
+)
+def test_other_permutations_refuse_a_user_tangent_type_by_name(rng, f, args):
+    x = rng.standard_normal(X3)
+    y, pullback = rrule(f, x, *args)
+    with pytest.raises(TypeError, match=rf"np\.{f.__name__}'s pullback needs an ndarray"):
+        pullback(MatrixTangent(np.ones(y.shape)))
+    tangents = (NoTangent(), MatrixTangent(np.ones(X3)), *(NoTangent(),) * len(args))
+    with pytest.raises(TypeError, match=rf"np\.{f.__name__}'s frule needs an ndarray"):
+        frule(tangents, f, x, *args)
+
+
+def test_a_sparse_cotangent_of_a_transpose_is_made_dense(rng):
+    import scipy.sparse as sp
+
+    _, pullback = rrule(np.transpose, rng.standard_normal((2, 3)))
+    y_bar = sp.csr_array(rng.standard_normal((3, 2)))
+    np.testing.assert_array_equal(pullback(y_bar)[1], y_bar.toarray().T)

@@ -15,8 +15,8 @@ forward with :math:`\dot C = \dot X Y + X \dot Y`.
 
 Generic path: only ``@``, ``+``, unary ``-`` and :func:`rules.linalg._stacks.adjoint`, so any
 cotangent type with ``@`` flows through (a low-rank cotangent of ``multi_dot`` stays low rank and
-makes the pullback cheaper); a vector first or last factor of ``multi_dot`` needs an array
-cotangent (it is reshaped). Kernel path: ``matrix_power`` of a stack of matrices up to 4x4 runs
+makes the pullback cheaper), and so does a tangent type through the pushforwards; a vector first
+or last factor of ``multi_dot`` needs an array (co)tangent (it is reshaped). Kernel path: ``matrix_power`` of a stack of matrices up to 4x4 runs
 each node through the batched product kernels (``kernels.products``) and a negative power's
 inverse through ``kernels.solve``. ``multi_dot`` takes single matrices only, so it is BLAS-bound.
 
@@ -38,7 +38,7 @@ import numpy as np
 from kernels import products as kproducts
 from kernels import solve as ksolve
 from rules.arguments import refuse
-from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.cotangents import KERNEL_DTYPES, as_array_cotangent, is_user_tangent
 from rules.linalg._stacks import adjoint, as_stack, check_shape, unstack
 from rules.linalg.products import KERNEL_MAX_ORDER, _matmul
 from rules.registry import frule, rrule, split_cotangent
@@ -382,7 +382,9 @@ def matrix_power_frule(tangents: tuple[Any, Any, Any], a: Any, n: int) -> tuple[
     A = _square(name, a)
     if n == 0:
         return np.linalg.matrix_power(A, 0), ZeroTangent()
-    A_dot = as_array_cotangent(unthunk(tangents[1]), f"{name}'s frule")
+    A_dot = unthunk(tangents[1])
+    if not is_user_tangent(A_dot):  # a user's tangent type takes the generic path: @, +, -
+        A_dot = as_array_cotangent(A_dot, f"{name}'s frule")
     B = np.ascontiguousarray(_inverse(name, A) if n < 0 else A)
     A_dot = _in_dtype_of(B, A_dot)
     if n > 0:

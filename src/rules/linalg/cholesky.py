@@ -300,8 +300,12 @@ def cho_solve_frule(
     x = sla.cho_solve((c, lower), b, check_finite=False)
     _, cl_dot, b_dot = (unthunk(t) for t in tangents)
     c_dot = unthunk(split_cotangent(cl_dot, 2)[0])
+    operation = "scipy.linalg.cho_solve's frule (triangular parts, LAPACK)"
+    if not isinstance(b_dot, AbstractZero):
+        b_dot = as_array_cotangent(b_dot, operation)
     rhs: Any = ZeroTangent() + b_dot
     if not isinstance(c_dot, AbstractZero):
+        c_dot = as_array_cotangent(c_dot, operation)
         L = _factor_of(np.asarray(c), lower)
         F_dot = np.tril(c_dot) if lower else np.triu(c_dot)
         L_dot = F_dot if lower else adjoint(F_dot)

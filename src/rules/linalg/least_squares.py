@@ -39,8 +39,10 @@ cotangent is not propagated and their tangent is zero. Singular values are an ab
 there, with no derivative at zero; repeated positive ones are fine (``U diag(s_bar) V^H`` is
 invariant under the rotations they allow). numpy computes
 in double precision for float32 input, and so does the rule (results and cotangents are float32).
-The cotangents need elementwise access (the residual weights), so they are converted with
-``as_array_cotangent``. NaN input: the SVD does not converge and both rules raise
+The residual and singular-value terms need elementwise access (weights), so those cotangents
+are converted with ``as_array_cotangent``; a cotangent of a matrix ``x`` alone is only products
+and sums, so a user's tangent type flows through it unconverted (``B_bar`` and ``A_bar`` come out
+of its type). NaN input: the SVD does not converge and both rules raise
 ``LinAlgError``, as ``pinv`` does (``np.linalg.lstsq`` itself does not return on such input with
 numpy 2.4 and OpenBLAS: its ``gelsd`` loops).
 
@@ -58,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from rules.cotangents import as_array_cotangent
+from rules.cotangents import as_array_cotangent, is_user_tangent
 from rules.linalg._stacks import adjoint, check_shape
 from rules.linalg._systems import cast, linalg_dtypes, read_matrix
 from rules.registry import frule, rrule, split_cotangent
@@ -250,6 +252,12 @@ class _Lstsq:
 
     def pullback(self, y_bar: Any) -> tuple[Any, Any]:
         x_bar, res_bar, _, s_bar = (unthunk(t) for t in split_cotangent(y_bar, 4))
+        if (
+            is_user_tangent(x_bar)
+            and not self.vector
+            and all(isinstance(t, AbstractZero) for t in (res_bar, s_bar))
+        ):
+            return self._x_pullback_generic(x_bar)
         m, n = self.A.shape
         A_bar = np.zeros_like(self.A)
         B_bar = np.zeros_like(self.B)
@@ -272,6 +280,25 @@ class _Lstsq:
             weights = self._array(s_bar, self.y[3].shape).real[: len(self.s_inv)]
             A_bar += (self.Ur * weights) @ adjoint(self.Vr)
         return A_bar, (B_bar[:, 0] if self.vector else B_bar)
+
+    def _x_pullback_generic(self, X_bar: Any) -> tuple[Any, Any]:
+        """The pullback of a cotangent of ``x`` alone with the tangent algebra (any type with @).
+
+        The same terms as :meth:`pullback`, with ``A^{+H}`` as one matrix so that ``X_bar``
+        meets only products, sums and adjoints.
+        """
+        check_shape("np.linalg.lstsq pullback", "the cotangent of x", X_bar, self.y[0].shape)
+        m, n = self.A.shape
+        X, R = self.X, self.R
+        pinv_h = (self.Ur * self.s_inv) @ adjoint(self.Vr)  # A^{+H}, m x n
+        B0 = pinv_h @ X_bar
+        A_bar = -(B0 @ adjoint(X))
+        if len(self.s_inv) < m:  # R (A^+ B0)^H = R B0^H A^+^H
+            A_bar = A_bar + R @ (adjoint(B0) @ pinv_h)
+        if len(self.s_inv) < n:  # A^{+H} X (X_bar - Vr Vr^H X_bar)^H
+            Z = X_bar - self.Vr @ (adjoint(self.Vr) @ X_bar)
+            A_bar = A_bar + self.pinv_h(X) @ adjoint(Z)
+        return A_bar, B0
 
     def pushforward(self, A_dot: Any, b_dot: Any) -> Any:
         m, n = self.A.shape

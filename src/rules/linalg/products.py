@@ -8,6 +8,7 @@ map with the other operand conjugated; its pushforward is ``P(a_dot, b) + P(a, b
 Generic path: where a pullback is a plain matrix product (matmul and ``dot`` of matrices, ``inner``
 of matrices, ``outer`` of vectors) it is written with the tangent algebra, so any cotangent type
 with ``@`` (and ``.mT``, ``.conj()``) flows through: a low-rank cotangent stays low rank. The
+pushforwards of matmul, and of ``dot`` and ``inner`` of matrices, are generic in the same way. The
 other cases (N-D contractions, scalars, ``vdot``, ``kron``) need elementwise access and take their
 cotangent through :func:`rules.cotangents.as_array_cotangent`. Kernel path: stacks of matrices up
 to 4x4 with equal batch shapes go through ``kernels.products`` in one compiled call (measured
@@ -234,9 +235,15 @@ def dot_rrule(a: Any, b: Any, out: Any = None) -> tuple[Any, Any]:
 
 @frule.register(np.dot)
 def dot_frule(tangents: tuple[Any, Any, Any], a: Any, b: Any, out: Any = None) -> tuple[Any, Any]:
-    r"""Forward rule for ``y = np.dot(a, b)``: :math:`\dot y = \mathrm{dot}(\dot a, b) + \mathrm{dot}(a, \dot b)`."""
+    r"""Forward rule for ``y = np.dot(a, b)``: :math:`\dot y = \mathrm{dot}(\dot a, b) + \mathrm{dot}(a, \dot b)`.
+
+    For matrices that is :math:`\dot a b + a \dot b`, written with the tangent algebra.
+    """
     refuse("np.dot", out=out)
     y = _call("np.dot", np.dot, a, b)
+    if np.ndim(a) == np.ndim(b) == 2:  # matrices: the tangent algebra, any tangent type with @
+        _, a_dot, b_dot = (unthunk(t) for t in tangents)
+        return y, ProjectTo(y)(_matmul(a_dot, b, "np.dot") + _matmul(a, b_dot, "np.dot"))
     return y, ProjectTo(y)(_product_tangent(np.dot, a, b, tangents, "np.dot"))
 
 
@@ -309,8 +316,19 @@ def inner_rrule(a: Any, b: Any, /) -> tuple[Any, Any]:
 
 @frule.register(np.inner)
 def inner_frule(tangents: tuple[Any, Any, Any], a: Any, b: Any, /) -> tuple[Any, Any]:
-    r"""Forward rule for ``np.inner``: :math:`\dot y = \mathrm{inner}(\dot a, b) + \mathrm{inner}(a, \dot b)`."""
+    r"""Forward rule for ``np.inner``: :math:`\dot y = \mathrm{inner}(\dot a, b) + \mathrm{inner}(a, \dot b)`.
+
+    For matrices :math:`\dot y = \dot a b^T + a \dot b^T`, written with the tangent algebra.
+    """
     y = _call("np.inner", np.inner, a, b)
+    if np.ndim(a) == np.ndim(b) == 2:
+        _, a_dot, b_dot = (unthunk(t) for t in tangents)
+        y_dot: Any = ZeroTangent()
+        if not isinstance(a_dot, AbstractZero):
+            y_dot = y_dot + _matmul(a_dot, np.asarray(b).mT, "np.inner")
+        if not isinstance(b_dot, AbstractZero):
+            y_dot = y_dot + _matmul(a, b_dot.mT, "np.inner")
+        return y, ProjectTo(y)(y_dot)
     return y, ProjectTo(y)(_product_tangent(np.inner, a, b, tangents, "np.inner"))
 
 

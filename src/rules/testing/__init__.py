@@ -11,11 +11,23 @@ References are central finite differences of the primal function computed withou
 (five-point stencil, step scaled to the input), along an orthonormal basis of each input's
 tangent space: complex inputs along real and imaginary parts, ``Symmetric``/``Hermitian`` inputs
 (or positions named in ``symmetric=``) along symmetric directions only.
+
+``RecordingTangent`` checks the other half of a rule's contract: that its generic path takes a
+user's tangent type with the protocol's operations only and never converts it to an ndarray.
 """
 
 from rules.testing.forward import check_frule
 from rules.testing.random import rand_tangent
+from rules.testing.recording import RecordingTangent, TangentConversionError
 from rules.testing.results import CheckReport, RuleCheckError
 from rules.testing.reverse import check_rrule
 
-__all__ = ["CheckReport", "RuleCheckError", "check_frule", "check_rrule", "rand_tangent"]
+__all__ = [
+    "CheckReport",
+    "RecordingTangent",
+    "RuleCheckError",
+    "TangentConversionError",
+    "check_frule",
+    "check_rrule",
+    "rand_tangent",
+]

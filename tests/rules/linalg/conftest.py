@@ -186,7 +186,7 @@ def gauge_fixed(first_row_phase):
 
 
 class LowRank:
-    """A user's tangent type: the matrix ``U @ V^H`` kept as its factors (``@``, ``+``, ``.mT``, ``.conj()``).
+    """A user's tangent type: the matrix ``U @ V^H`` kept factored (``@ + - .mT .conj()``).
 
     It is not an array (``__array_ufunc__ = None`` makes numpy defer to it), so it reaches a rule
     only through the generic path; a product with a matrix stays low rank.
@@ -218,6 +218,9 @@ class LowRank:
 
     def __neg__(self):
         return LowRank(-self.U, self.V)
+
+    def __sub__(self, other):
+        return self + (-other) if isinstance(other, LowRank) else NotImplemented
 
     @property
     def mT(self):  # (U V^H)^T = conj(V) U^T

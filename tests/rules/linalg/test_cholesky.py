@@ -5,7 +5,7 @@ import scipy.linalg as sla
 from rules import frule, rrule
 from rules.linalg import cholesky
 from rules.testing import check_frule, check_rrule
-from tangents import Hermitian, NoTangent, Symmetric
+from tangents import Hermitian, NoTangent, Symmetric, Tangent, ZeroTangent
 
 
 @pytest.mark.parametrize("shape", [(4, 4), (3, 4, 4)])
@@ -38,6 +38,17 @@ def test_cho_solve(spd, randn, dtype, lower, rhs):
     b = randn(dtype, *rhs)
     check_rrule(sla.cho_solve, (c, lower), b)
     check_frule(sla.cho_solve, (c, lower), b)
+
+
+def test_cho_solve_frule_refuses_a_user_tangent_type_by_name(spd, randn, user_tangent):
+    c_and_lower = sla.cho_factor(spd(np.float64, 3, 3))
+    b = randn(np.float64, 3)
+    message = r"cho_solve's frule \(triangular parts, LAPACK\).*UserTangent"
+    with pytest.raises(TypeError, match=message):  # b's tangent
+        frule((NoTangent(), ZeroTangent(), user_tangent(np.ones(3))), sla.cho_solve, c_and_lower, b)
+    c_dot = Tangent(tuple, user_tangent(np.ones((3, 3))), NoTangent())
+    with pytest.raises(TypeError, match=message):  # the factor's tangent
+        frule((NoTangent(), c_dot, ZeroTangent()), sla.cho_solve, c_and_lower, b)
 
 
 def test_structured_inputs(spd):

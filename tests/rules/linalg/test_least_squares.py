@@ -142,6 +142,24 @@ def test_lstsq_partial_cotangents(randn):
         check_rrule(np.linalg.lstsq, a, b, output_tangent=Tangent(tuple, *parts))
 
 
+@pytest.mark.parametrize(("a_shape", "rcond"), [((6, 3), None), ((3, 5), None), ((5, 4), 0.1)])
+def test_lstsq_takes_a_low_rank_cotangent_of_x(randn, low_rank, a_shape, rcond):
+    a, b = randn(np.complex128, *a_shape), randn(np.complex128, a_shape[0], 4)
+    if rcond:
+        a[:, -1] = a[:, 0]  # rank deficient: every term of the pullback is there
+    _, pullback = rrule(np.linalg.lstsq, a, b, rcond=rcond)
+    x_bar = low_rank(randn(np.complex128, a_shape[1], 1), randn(np.complex128, 4, 1))
+    zeros = (ZeroTangent(), NoTangent(), ZeroTangent())
+    _, a_bar, b_bar = pullback((x_bar, *zeros))
+    assert type(a_bar) is low_rank  # the generic path: still factored
+    assert type(b_bar) is low_rank
+    _, a_want, b_want = pullback((x_bar.dense(), *zeros))
+    np.testing.assert_allclose(a_bar.dense(), a_want, atol=1e-12)
+    np.testing.assert_allclose(b_bar.dense(), b_want, atol=1e-12)
+    with pytest.raises(TypeError, match=r"lstsq's rules \(elementwise weights\)"):
+        pullback((x_bar, ZeroTangent(), NoTangent(), np.ones(min(a_shape))))  # s needs weights
+
+
 def test_bad_input():
     with pytest.raises(np.linalg.LinAlgError, match=r"lstsq.*\(2, 3, 3\)"):
         rrule(np.linalg.lstsq, np.ones((2, 3, 3)), np.ones(3))

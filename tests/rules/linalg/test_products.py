@@ -6,7 +6,14 @@ import pytest
 from rules import frule, rrule
 from rules.linalg import products
 from rules.testing import check_frule, check_rrule
-from tangents import Diagonal, LowerTriangular, NoTangent, Symmetric, UpperTriangular
+from tangents import (
+    Diagonal,
+    LowerTriangular,
+    NoTangent,
+    Symmetric,
+    UpperTriangular,
+    ZeroTangent,
+)
 
 SHAPES = [
     ((3, 4), (4, 2)),  # single matrices
@@ -163,6 +170,17 @@ def test_a_low_rank_cotangent_stays_low_rank(randn, low_rank, f):
     _, a_want, b_want = pullback(y_bar.dense())
     np.testing.assert_allclose(a_bar.dense(), a_want, atol=1e-12)
     np.testing.assert_allclose(b_bar.dense(), b_want, atol=1e-12)
+    # the pushforward: a low-rank tangent of either operand gives a low-rank tangent of y
+    m, n = b.shape
+    for a_dot, b_dot in [
+        (low_rank(randn(np.complex128, 4, 1), randn(np.complex128, 3, 1)), ZeroTangent()),
+        (ZeroTangent(), low_rank(randn(np.complex128, m, 1), randn(np.complex128, n, 1))),
+    ]:
+        _, y_dot = frule((NoTangent(), a_dot, b_dot), f, a, b)
+        assert type(y_dot) is low_rank
+        dense = [t if isinstance(t, ZeroTangent) else t.dense() for t in (a_dot, b_dot)]
+        _, want = frule((NoTangent(), *dense), f, a, b)
+        np.testing.assert_allclose(y_dot.dense(), want, atol=1e-12)
 
 
 def test_outer_takes_a_low_rank_cotangent(randn, low_rank):
