@@ -22,7 +22,8 @@ instead of O(n^3):
   (O(n^3)), so here the gain is a constant factor rather than O(n).
 
 Each result is compared with the same pullback given the dense matrix, and timed against it at
-n = 2000, rank 2 (the example asserts that the low-rank path is the cheaper one).
+n = 2000, rank 2 (the example asserts that the low-rank path is the cheaper one where it is
+asymptotically cheaper: matmul, the trace-form loss and inv).
 
 Run it: ``python examples/low_rank.py``.
 """
@@ -152,8 +153,12 @@ def race(pullback, low_rank_cotangent, dense_cotangent, rounds=2):
     return low_rank, dense_result, times
 
 
-def compare(name, n, r, results, times):
-    """Check that the LowRank results are LowRank and equal the dense ones; report the times."""
+def compare(name, n, r, results, times, cheaper=True):
+    """Check that the LowRank results are LowRank and equal the dense ones; report the times.
+
+    ``cheaper``: also assert that the LowRank path took less time (where the algebra makes it
+    asymptotically cheaper, so that a loaded machine cannot flip the comparison).
+    """
     low_rank, dense_result = results
     for got, want in zip(low_rank, dense_result, strict=True):
         assert isinstance(got, LowRank), f"{name}: {type(got).__name__}"
@@ -161,15 +166,16 @@ def compare(name, n, r, results, times):
     t_low_rank, t_dense = times
     print(
         f"{name} at n={n}, rank {r}: LowRank {t_low_rank * 1e3:.2f} ms, "
-        f"dense {t_dense * 1e3:.2f} ms ({t_dense / t_low_rank:.0f}x)"
+        f"dense {t_dense * 1e3:.2f} ms ({t_dense / t_low_rank:.1f}x)"
     )
-    assert t_low_rank < t_dense
+    if cheaper:
+        assert t_low_rank < t_dense
 
 
-def check_pullback(name, pullback, cotangent, n, r):
+def check_pullback(name, pullback, cotangent, n, r, cheaper=True):
     """``pullback`` on the LowRank ``cotangent`` and on its dense matrix: results and times."""
     low_rank, dense_result, times = race(pullback, cotangent, dense(cotangent))
-    compare(name, n, r, (low_rank[1:], dense_result[1:]), times)
+    compare(name, n, r, (low_rank[1:], dense_result[1:]), times, cheaper)
     return low_rank[1:]
 
 
@@ -215,9 +221,10 @@ def main(n: int = 2000, r: int = 2, seed: int = 0) -> None:
     # solve: X = M^-1 B gives B_bar = M^-H X_bar and M_bar = -B_bar X^H. The rule applies M^-H as
     # one matrix, formed from the forward pass's LU factors (O(n^3), but once, where the dense
     # cotangent needs a solve with n right-hand sides and an n x n x n product); both
-    # cotangents then come out LowRank.
+    # cotangents then come out LowRank. Both paths are O(n^3) here (forming M^-H dominates), so
+    # the time is reported but not asserted: the gain is a constant factor (about 1.7x).
     _, solve_pullback = rrule(np.linalg.solve, M, B)
-    check_pullback("solve pullback", solve_pullback, low_rank(n), n, r)
+    check_pullback("solve pullback", solve_pullback, low_rank(n), n, r, cheaper=False)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ rule and never differentiated.
 Zeros are handled here, not in rules: when every cotangent reaching a pullback is an
 ``AbstractZero`` the rule's pullback is not called and zeros are returned (pullbacks are
 linear); when every input tangent of an frule is zero, the function runs once and its output
-tangent is ``ZeroTangent()``.
+tangent is ``ZeroTangent()``. A cotangent that is a thunk as a whole is evaluated first (the
+pullback needs its value anyway), so a rule never receives a thunk of its whole cotangent nor a
+zero; components of a multi-output cotangent stay as given, thunks included.
 
 Fitting the cotangents to the call: a rule keeps its function's signature, options included
 (``def sum_rrule(a, axis=None, dtype=None, out=None, keepdims=False)``), and its pullback returns
@@ -31,7 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from tangents import AbstractZero, NoTangent, Tangent, ZeroTangent, canonicalize, unthunk
+from tangents import (
+    AbstractThunk,
+    AbstractZero,
+    NoTangent,
+    Tangent,
+    ZeroTangent,
+    canonicalize,
+    unthunk,
+)
 
 __all__ = ["RuleTable", "defer", "frule", "is_zero_cotangent", "rrule", "split_cotangent"]
 
@@ -243,6 +253,10 @@ class _ReverseRules(RuleTable):
         positional = self._positional.get(rule)
 
         def pullback_skipping_zeros(y_bar: Any) -> tuple[Any, ...]:
+            if type(y_bar) is not np.ndarray and isinstance(y_bar, AbstractThunk):
+                # The pullback needs the value anyway; evaluating it here also catches a thunk
+                # whose value is a zero, which rules would otherwise receive.
+                y_bar = y_bar.unthunk()
             if is_zero_cotangent(y_bar):
                 return _zero_cotangents(f, n_args)
             return _fit_to_call(pullback(y_bar), n_args, positional)

@@ -242,3 +242,20 @@ def test_scipy_special_rules_are_found_after_importing_scipy_special():
     import scipy.special
 
     assert rrule(scipy.special.expit, 0.5) is not None
+
+
+def test_a_thunk_of_a_zero_short_circuits_too(registered):
+    calls = []
+
+    @registered(rrule, square)
+    def square_rrule(x):
+        def square_pullback(y_bar):
+            calls.append(y_bar)
+            return NoTangent(), 2 * x * y_bar
+
+        return square(x), square_pullback
+
+    _, pullback = rrule(square, np.ones(2))
+    assert pullback(Thunk(lambda: ZeroTangent())) == (NoTangent(), ZeroTangent())
+    assert calls == []
+    np.testing.assert_array_equal(pullback(Thunk(lambda: np.ones(2)))[1], 2 * np.ones(2))
