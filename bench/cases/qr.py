@@ -12,6 +12,12 @@ broadcasting ``solve`` (scipy's batched ``solve_triangular`` loops in Python). I
 sqrt(n) + 3 I`` with shuffled rows (``_random.dominant``), so ``R`` is well conditioned at
 every size; the cotangent of ``R`` is upper triangular (the rule and the peers read only that
 triangle).
+
+No JAX column for the pushforward: ``jax.jvp(jnp.linalg.qr, ...)`` on a stack (10000 x 4x4,
+1000 x 16x16, 100 x 64x64), jitted or not, hangs in ``block_until_ready`` in about half of the
+fresh processes with jax/jaxlib 0.10.2 on the CPU, whatever ``--xla_cpu_multi_thread_eigen``
+says, and the run never ends. When it finished it took 9.2 ms at 10000 x 4x4 and 12.6 ms at
+1000 x 16x16. The pullback (``jax.vjp``) has not hung.
 """
 
 from __future__ import annotations
@@ -82,7 +88,7 @@ CASES = [
         np.linalg.qr,
         inputs=_pushforward_inputs,
         reference=qr_pushforward_numpy,
-        jax=lambda jax: jax.numpy.linalg.qr,
+        jax=None,  # see the module docstring: jax.jvp of qr on stacks can hang (jax 0.10.2, CPU)
         torch=lambda torch: torch.linalg.qr,
     ),
 ]
