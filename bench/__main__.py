@@ -1,8 +1,8 @@
 """``python -m bench``: time this project's matrix rules against plain numpy (and peers).
 
 Run from the repository root after ``python -m pip install ".[bench]"``. The default quick set
-takes about a minute on 2 cores (plus kernel compilation on a fresh machine); ``--full`` runs
-every size. See ``--help`` and the README's "Benchmarks" section.
+takes about two minutes on 2 cores (plus about half a minute of kernel compilation on a fresh
+machine); ``--full`` runs every size. See ``--help`` and the README's "Benchmarks" section.
 
 Thread counts are fixed before numpy is imported, so this module imports nothing heavy at the
 top: numpy, numba, the project and the peers load inside :func:`main`.

@@ -72,13 +72,16 @@ class Inputs:
     """The operands of one timed call; builders fill ``args`` and the (co)tangents.
 
     ``output`` is the forward output ``f(*args, **kwargs)``, set by the harness: pullback
-    references read it (the pullback is timed with the forward outputs given).
+    references read it (the pullback is timed with the forward outputs given). ``saved`` is what
+    a user's forward pass keeps beyond that output, when the reference needs more than the
+    function returns (the eigenvectors behind ``eigvalsh``); the builder fills it, untimed.
     """
 
     args: tuple[Any, ...]
     cotangent: Any = None
     tangents: tuple[Any, ...] = ()
     output: Any = None
+    saved: Any = None
 
 
 InputBuilder = Callable[[Size, np.random.Generator], Inputs]

@@ -1,4 +1,8 @@
-"""Random operands shared by the case files: general, symmetric and well-conditioned SPD matrices."""
+"""Random operands shared by the case files.
+
+General, symmetric and SPD matrices; matrices with separated spectra (eigh, svd) and with
+dominant shuffled pivots (qr, lu).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,17 @@ import numpy as np
 
 from bench.case import Size
 
-__all__ = ["general", "lower_triangular", "spd", "symmetric"]
+__all__ = [
+    "dominant",
+    "general",
+    "lower_triangular",
+    "orthogonal",
+    "separated_singular_values",
+    "separated_spectrum",
+    "spd",
+    "symmetric",
+    "symmetric_separated",
+]
 
 
 def general(rng: np.random.Generator, size: Size) -> np.ndarray:
@@ -33,3 +47,48 @@ def spd(rng: np.random.Generator, size: Size) -> np.ndarray:
     """
     X = general(rng, size)
     return X @ X.mT / size.n + np.eye(size.n)
+
+
+def orthogonal(rng: np.random.Generator, size: Size) -> np.ndarray:
+    """A random orthogonal matrix (or stack): the ``Q`` of a standard normal matrix's QR."""
+    Q, R = np.linalg.qr(general(rng, size))
+    return Q * np.sign(np.diagonal(R, axis1=-2, axis2=-1))[..., None, :]
+
+
+def separated_spectrum(rng: np.random.Generator, size: Size) -> np.ndarray:
+    """``n`` values ``1, 2, ..., n``, each moved by up to 1/4 at random, shaped ``(..., n)``.
+
+    Every gap is at least 1/2 and every value at least 3/4, so the ``1/(w_j - w_i)`` of
+    eigenvalue and singular-value formulas stays below 2: the agreement check measures the rule,
+    not a near tie.
+    """
+    batch = () if size.batch is None else (size.batch,)
+    return np.arange(1.0, size.n + 1) + rng.uniform(-0.25, 0.25, (*batch, size.n))
+
+
+def symmetric_separated(rng: np.random.Generator, size: Size) -> np.ndarray:
+    """``Q diag(w) Q^T`` for a random orthogonal ``Q`` and :func:`separated_spectrum` ``w``.
+
+    Exactly symmetric (LAPACK reads one triangle, the peers may read the other).
+    """
+    Q = orthogonal(rng, size)
+    A = (Q * separated_spectrum(rng, size)[..., None, :]) @ Q.mT
+    return 0.5 * (A + A.mT)
+
+
+def separated_singular_values(rng: np.random.Generator, size: Size) -> np.ndarray:
+    """``U diag(s) V^T`` for random orthogonal ``U``, ``V`` and :func:`separated_spectrum` ``s``."""
+    U, V = orthogonal(rng, size), orthogonal(rng, size)
+    return (U * separated_spectrum(rng, size)[..., None, :]) @ V.mT
+
+
+def dominant(rng: np.random.Generator, size: Size) -> np.ndarray:
+    """``E / sqrt(n) + 3 I`` with its rows shuffled (a different order per matrix of a stack).
+
+    Singular values between about 1 and 5 at every n, so triangular factors are well
+    conditioned; partial pivoting picks the shuffled diagonal rows with a wide margin (no near
+    ties between candidate pivots), and the permutation is not the identity.
+    """
+    A = general(rng, size) / np.sqrt(size.n) + 3.0 * np.eye(size.n)
+    rows = rng.permuted(np.broadcast_to(np.arange(size.n), A.shape[:-1]), axis=-1)
+    return np.take_along_axis(A, rows[..., None], axis=-2)
