@@ -84,7 +84,7 @@ def is_zero_cotangent(y_bar: Any) -> bool:
         backing = y_bar.backing
         values = backing.values() if isinstance(backing, dict) else backing
         return all(is_zero_cotangent(v) for v in values)
-    if type(y_bar) is tuple:
+    if type(y_bar) is tuple or type(y_bar) is list:
         return all(is_zero_cotangent(v) for v in y_bar)
     return False
 
@@ -227,9 +227,10 @@ class RuleTable:
 
     def unregister(self, f: Any) -> None:
         """Remove the rule for ``f`` (or for instances of the class ``f``); mainly for tests."""
-        self._by_function.pop(f, None)
-        if isinstance(f, type):
-            self._by_call_type.pop(f, None)
+        for table in (self._by_function, self._by_call_type if isinstance(f, type) else {}):
+            rule = table.pop(f, None)
+            if rule is not None and rule not in self._by_function.values():
+                self._positional.pop(rule, None)
 
 
 def _name(f: Any) -> str:
@@ -279,7 +280,10 @@ class _ForwardRules(RuleTable):
                 f"(f_dot, one per positional argument), got {got}"
             )
         if all(isinstance(t, AbstractZero) for t in tangents):
-            return f(*args, **kwargs), ZeroTangent()
+            # The primal still comes from the rule set, so that its checks of the arguments
+            # (refused options, structured inputs) and its forward computation apply unchanged.
+            reverse = rrule(f, *args, **kwargs) if f in rrule else None
+            return (f(*args, **kwargs) if reverse is None else reverse[0]), ZeroTangent()
         rule, takes_callable = found
         if takes_callable:
             return rule(tangents, f, *args, **kwargs)

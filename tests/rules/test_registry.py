@@ -259,3 +259,28 @@ def test_a_thunk_of_a_zero_short_circuits_too(registered):
     assert pullback(Thunk(lambda: ZeroTangent())) == (NoTangent(), ZeroTangent())
     assert calls == []
     np.testing.assert_array_equal(pullback(Thunk(lambda: np.ones(2)))[1], 2 * np.ones(2))
+
+
+def test_zero_tangents_still_go_through_the_rules_checks():
+    import scipy.linalg as sla
+
+    S = np.asfortranarray(np.eye(3) * 2.0)
+    with pytest.raises(ValueError, match="overwrite_a"):
+        frule((NoTangent(), ZeroTangent()), sla.cholesky, S, overwrite_a=True)
+    np.testing.assert_array_equal(S, np.eye(3) * 2.0)
+
+
+def test_unregister_forgets_the_rule_entirely(registered):
+    from rules import registry
+
+    def cube(x):
+        return x**3
+
+    def cube_rrule(x):
+        return cube(x), lambda y_bar: (NoTangent(), 3 * x**2 * y_bar)
+
+    rrule.register(cube)(cube_rrule)
+    rrule.unregister(cube)
+    assert cube not in rrule
+    assert cube_rrule not in rrule._positional
+    assert registry.is_zero_cotangent([ZeroTangent(), NoTangent()])

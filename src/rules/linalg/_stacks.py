@@ -104,11 +104,15 @@ def adjoint(X: Any) -> Any:
 
 
 def kernel_ready(*arrays: Any) -> bool:
-    """Whether the arrays can go to a kernel as they are: plain ndarrays, one kernel dtype, C order.
+    """Whether the arrays can go to a kernel as they are: plain writable ndarrays, one dtype, C order.
 
     The hot paths check this before anything else, so a small contiguous input pays no copies.
     """
     dtype = arrays[0].dtype if type(arrays[0]) is np.ndarray else None
     return dtype in KERNEL_DTYPES and all(
-        type(a) is np.ndarray and a.dtype == dtype and a.flags.c_contiguous for a in arrays
+        type(a) is np.ndarray
+        and a.dtype == dtype
+        and a.flags.c_contiguous
+        and a.flags.writeable  # Numba compiles read-only arrays as another type
+        for a in arrays
     )
