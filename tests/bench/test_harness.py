@@ -7,6 +7,7 @@ import pytest
 from bench.case import Size
 from bench.cases import products, select
 from bench.harness import compare, run_case
+from bench.table import format_table
 
 MATMUL_PULLBACK = products.CASES[0]
 
@@ -23,6 +24,12 @@ def test_a_disagreeing_reference_marks_the_row_failed_without_a_time():
     assert row.speedup is None
     assert 0.005 < row.max_error < 0.02
     assert "exceeds rtol" in row.message
+    table = format_table([row, run_case(MATMUL_PULLBACK, Size(4), budget=0.01)], ["jax"])
+    header, _, failed, _ = table.splitlines()[:4]
+    assert failed.split()[:3] == ["matmul.pullback", "4", "FAILED"]
+    assert failed.split()[-1] == "-"
+    assert len(failed) <= len(header)  # one cell per column, the last one the jax column
+    assert "matmul.pullback 4: FAILED: " in table
 
 
 def test_an_agreeing_row_has_every_timing_and_its_first_call():
