@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 from bench.case import Size
 from bench.cases import products, select
-from bench.harness import compare, run_case
+from bench.harness import compare, flatten_tangent, run_case
 from bench.table import format_table
+
+from tangents import Tangent, ZeroTangent
 
 MATMUL_PULLBACK = products.CASES[0]
 
@@ -63,3 +65,12 @@ def test_select_defaults_to_the_quick_set_and_names_valid_sizes():
     assert {size.label for _, size in select(full=True)} >= {"16", "1024"}
     with pytest.raises(ValueError, match="valid: 4, 16, 256, 1024, 10000x4, 1000x16"):
         select(sizes=["5"])
+
+
+def test_a_zero_tangent_is_compared_as_zeros_of_its_primal():
+    primal = np.linalg.slogdet(np.eye(3)[None].repeat(2, axis=0))
+    tangent = Tangent(type(primal), sign=ZeroTangent(), logabsdet=np.ones(2))
+    sign_dot, logabsdet_dot = flatten_tangent(tangent, primal)
+    np.testing.assert_array_equal(sign_dot, np.zeros(2))
+    np.testing.assert_array_equal(logabsdet_dot, np.ones(2))
+    assert [a.shape for a in flatten_tangent(ZeroTangent(), (np.ones(3), 1.0))] == [(3,), ()]
