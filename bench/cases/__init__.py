@@ -18,11 +18,12 @@ from bench.cases import (
     qr,
     solve,
     svd,
+    triangular,
 )
 
 __all__ = ["CASES", "operation_names", "select"]
 
-_TOPICS = (products, solve, cholesky, expm, eigh, svd, qr, lu)
+_TOPICS = (products, solve, triangular, cholesky, expm, eigh, svd, qr, lu)
 
 CASES: tuple[Case, ...] = tuple(case for topic in _TOPICS for case in topic.CASES)
 """All cases, in table order: by topic, then as their file lists them."""

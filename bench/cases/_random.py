@@ -1,7 +1,8 @@
 """Random operands shared by the case files.
 
 General, symmetric and SPD matrices; matrices with separated spectra (eigh, svd) and with
-dominant shuffled pivots (qr, lu).
+dominant shuffled pivots (qr, lu, solve, inv); well conditioned lower triangular factors
+(solve_triangular).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from bench.case import Size
 __all__ = [
     "dominant",
     "general",
+    "lower_factor",
     "lower_triangular",
     "orthogonal",
     "separated_singular_values",
@@ -47,6 +49,14 @@ def spd(rng: np.random.Generator, size: Size) -> np.ndarray:
     """
     X = general(rng, size)
     return X @ X.mT / size.n + np.eye(size.n)
+
+
+def lower_factor(rng: np.random.Generator, size: Size) -> np.ndarray:
+    """The Cholesky factor of :func:`spd`: lower triangular, condition number below about 2.3.
+
+    A random triangular matrix is ill conditioned exponentially in ``n``; this one is not.
+    """
+    return np.linalg.cholesky(spd(rng, size))
 
 
 def orthogonal(rng: np.random.Generator, size: Size) -> np.ndarray:
