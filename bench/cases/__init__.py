@@ -13,6 +13,7 @@ from bench.cases import (
     cholesky,
     eigh,
     expm,
+    inverse,
     lu,
     products,
     qr,
@@ -23,7 +24,7 @@ from bench.cases import (
 
 __all__ = ["CASES", "operation_names", "select"]
 
-_TOPICS = (products, solve, triangular, cholesky, expm, eigh, svd, qr, lu)
+_TOPICS = (products, solve, triangular, inverse, cholesky, expm, eigh, svd, qr, lu)
 
 CASES: tuple[Case, ...] = tuple(case for topic in _TOPICS for case in topic.CASES)
 """All cases, in table order: by topic, then as their file lists them."""
