@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from bench.case import QUICK_SIZES, SIZES, Case, Size
 from bench.cases import (
     cholesky,
+    determinant,
     eigh,
     expm,
     inverse,
@@ -24,7 +25,7 @@ from bench.cases import (
 
 __all__ = ["CASES", "operation_names", "select"]
 
-_TOPICS = (products, solve, triangular, inverse, cholesky, expm, eigh, svd, qr, lu)
+_TOPICS = (products, solve, triangular, inverse, determinant, cholesky, expm, eigh, svd, qr, lu)
 
 CASES: tuple[Case, ...] = tuple(case for topic in _TOPICS for case in topic.CASES)
 """All cases, in table order: by topic, then as their file lists them."""

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 from bench.case import Size
-from bench.cases import products, select
+from bench.cases import determinant, products, select
 from bench.harness import compare, flatten_tangent, run_case
 from bench.table import format_table
 
@@ -74,3 +74,10 @@ def test_a_zero_tangent_is_compared_as_zeros_of_its_primal():
     np.testing.assert_array_equal(sign_dot, np.zeros(2))
     np.testing.assert_array_equal(logabsdet_dot, np.ones(2))
     assert [a.shape for a in flatten_tangent(ZeroTangent(), (np.ones(3), 1.0))] == [(3,), ()]
+
+
+def test_the_slogdet_pushforward_row_lines_up_with_its_reference():
+    case = next(c for c in determinant.CASES if c.name == "slogdet.pushforward")
+    for size in (Size(4), Size(4, batch=3)):
+        row = run_case(case, size, budget=0.01)
+        assert row.status == "ok", row.message
