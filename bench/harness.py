@@ -15,7 +15,8 @@ The timed callables of a row:
 * ``jax``, ``torch``: the peers' runners (:mod:`bench.peers`), when loaded and in agreement.
 
 Every result is materialised inside the timed call: thunks are evaluated, so a lazy pullback
-does not look fast by doing nothing.
+does not look fast by doing nothing. A pushforward's symbolic zero tangent (``ZeroTangent()``)
+is compared as zeros of its primal's shape, the arrays the reference and the peers return.
 """
 
 from __future__ import annotations
@@ -31,9 +32,19 @@ from bench.case import Case, Inputs, Size
 from bench.peers import Peer
 from bench.timing import Timing, first_call, measure
 from rules import frule, rrule  # importing rules registers every rule set
-from tangents import NoTangent, Tangent, unthunk
+from tangents import AbstractZero, NoTangent, Tangent, unthunk
 
-__all__ = ["Disagreement", "PeerResult", "Prepared", "Row", "compare", "prepare", "run_case"]
+__all__ = [
+    "Disagreement",
+    "PeerResult",
+    "Prepared",
+    "Row",
+    "compare",
+    "flatten",
+    "flatten_tangent",
+    "prepare",
+    "run_case",
+]
 
 
 class Disagreement(AssertionError):
@@ -155,6 +166,30 @@ def flatten(value: Any) -> tuple[np.ndarray, ...]:
     return (np.asarray(value),)
 
 
+def flatten_tangent(tangent: Any, primal: Any) -> tuple[np.ndarray, ...]:
+    """Arrays of a tangent of ``primal``, in the order of ``flatten(primal)``.
+
+    A symbolic zero (``ZeroTangent()``, alone or as a component of a structural ``Tangent``,
+    stored or not) becomes zeros shaped like its part of the primal, as the reference and the
+    peers return it (the sign of a real ``slogdet``); otherwise as :func:`flatten`.
+    """
+    tangent = unthunk(tangent)
+    if isinstance(tangent, AbstractZero):
+        return tuple(np.zeros_like(p) for p in flatten(primal))
+    if isinstance(tangent, Tangent):
+        backing = tangent.backing
+        if isinstance(backing, dict):
+            names = getattr(primal, "_fields", None) or tuple(backing)
+            pairs = [(tangent[name], getattr(primal, name)) for name in names]
+        else:
+            pairs = list(zip(backing, primal, strict=True))
+        return tuple(a for t, p in pairs for a in flatten_tangent(t, p))
+    if isinstance(tangent, tuple | list) and isinstance(primal, tuple | list):
+        pairs = list(zip(tangent, primal, strict=True))
+        return tuple(a for t, p in pairs for a in flatten_tangent(t, p))
+    return flatten(tangent)
+
+
 def compare(
     ours: Sequence[np.ndarray], reference: Sequence[np.ndarray], rtol: float
 ) -> tuple[bool, float]:
@@ -208,7 +243,8 @@ def _ours(case: Case, inputs: Inputs) -> tuple[dict[str, Callable[[], Any]], flo
         rule = frule(tangents, f, *args, **kwargs)
         if rule is None:
             raise LookupError(f"no frule is registered for {name}")
-        return flatten(rule)
+        y, y_dot = rule
+        return flatten(y) + flatten_tangent(y_dot, y)
 
     seconds, result = first_call(pushforward)
     return {"ours": pushforward}, seconds, result

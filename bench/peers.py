@@ -162,7 +162,9 @@ def _jax_pushforward(jax: Any, function: Callable[..., Any], inputs: Inputs) -> 
 def _torch_fetch(out: Any) -> tuple[np.ndarray, ...]:
     if isinstance(out, tuple | list):
         return tuple(a for o in out for a in _torch_fetch(o))
-    return (out.detach().numpy(),)
+    # force=True: torch.func.jvp gives the tangent of a real slogdet's sign as a ZeroTensor,
+    # which .numpy() refuses (not timed: fetch runs once, for the agreement check)
+    return (out.numpy(force=True),)
 
 
 def _torch_pullback(torch: Any, function: Callable[..., Any], inputs: Inputs) -> Runner:

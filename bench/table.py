@@ -59,7 +59,7 @@ def _peer_cell(row: Row, name: str) -> str:
 def _cells(row: Row, peer_names: Sequence[str]) -> list[str]:
     head = [row.case.name, row.size.label]
     if row.status != "ok":
-        return head + [row.status] + ["-"] * (7 + len(peer_names))
+        return head + [row.status] + ["-"] * (6 + len(peer_names))
     first = row.first_call()
     return [
         *head,

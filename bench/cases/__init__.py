@@ -9,11 +9,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from bench.case import QUICK_SIZES, SIZES, Case, Size
-from bench.cases import cholesky, eigh, expm, lu, products, qr, svd
+from bench.cases import (
+    cholesky,
+    determinant,
+    eigh,
+    expm,
+    inverse,
+    lu,
+    products,
+    qr,
+    solve,
+    svd,
+    triangular,
+)
 
 __all__ = ["CASES", "operation_names", "select"]
 
-_TOPICS = (products, cholesky, expm, eigh, svd, qr, lu)
+_TOPICS = (products, solve, triangular, inverse, determinant, cholesky, expm, eigh, svd, qr, lu)
 
 CASES: tuple[Case, ...] = tuple(case for topic in _TOPICS for case in topic.CASES)
 """All cases, in table order: by topic, then as their file lists them."""

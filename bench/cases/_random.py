@@ -1,7 +1,8 @@
 """Random operands shared by the case files.
 
-General, symmetric and SPD matrices; matrices with separated spectra (eigh, svd) and with
-dominant shuffled pivots (qr, lu).
+General, symmetric and SPD matrices; matrices with separated spectra (eigh, svd), with
+dominant shuffled pivots (qr, lu, solve, inv) and with a determinant of order one (det, slogdet); well
+conditioned lower triangular factors (solve_triangular).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from bench.case import Size
 __all__ = [
     "dominant",
     "general",
+    "lower_factor",
     "lower_triangular",
+    "modest_determinant",
     "orthogonal",
     "separated_singular_values",
     "separated_spectrum",
@@ -47,6 +50,14 @@ def spd(rng: np.random.Generator, size: Size) -> np.ndarray:
     """
     X = general(rng, size)
     return X @ X.mT / size.n + np.eye(size.n)
+
+
+def lower_factor(rng: np.random.Generator, size: Size) -> np.ndarray:
+    """The Cholesky factor of :func:`spd`: lower triangular, condition number below about 2.3.
+
+    A random triangular matrix is ill conditioned exponentially in ``n``; this one is not.
+    """
+    return np.linalg.cholesky(spd(rng, size))
 
 
 def orthogonal(rng: np.random.Generator, size: Size) -> np.ndarray:
@@ -92,3 +103,17 @@ def dominant(rng: np.random.Generator, size: Size) -> np.ndarray:
     A = general(rng, size) / np.sqrt(size.n) + 3.0 * np.eye(size.n)
     rows = rng.permuted(np.broadcast_to(np.arange(size.n), A.shape[:-1]), axis=-1)
     return np.take_along_axis(A, rows[..., None], axis=-2)
+
+
+def modest_determinant(rng: np.random.Generator, size: Size) -> np.ndarray:
+    """:func:`dominant` rescaled so that ``log|det|`` is between 0.5 and 1.5; the sign is random.
+
+    ``dominant`` alone has ``|det|`` near ``3^n`` (``inf`` at n = 1024, about ``1e122`` at 256);
+    the scale keeps ``det``, ``logabsdet`` and their cotangents of order one at every n (singular
+    values between about 0.3 and 2), and ``logabsdet`` away from 0, where the agreement check,
+    relative to the largest value, would compare rounding errors.
+    """
+    A = dominant(rng, size)
+    _, logabsdet = np.linalg.slogdet(A)
+    target = rng.uniform(0.5, 1.5, logabsdet.shape)
+    return A * np.exp((target - logabsdet) / size.n)[..., None, None]

@@ -12,8 +12,8 @@ product with ``P``. The pullback times the default call ``(P, L, U)``: the cotan
 random and ignored by everyone (``P`` is piecewise constant), ``L_bar`` is strictly lower and
 ``U_bar`` upper triangular (the entries the factors are free in). The pushforward times
 ``permute_l=True``, whose outputs ``(P L, U)`` both have array tangents (``frule`` gives
-``P``'s tangent as ``ZeroTangent()``, which the harness cannot line up with the peers' zero
-arrays).
+``P``'s tangent as ``ZeroTangent()``, which the harness could not line up with the peers' zero
+arrays when this case was written; it now compares a zero tangent as zeros).
 
 Inputs: ``E / sqrt(n) + 3 I`` with shuffled rows (``_random.dominant``): partial pivoting picks
 the shuffled diagonal with a wide margin (no near ties between pivots, so every library picks

@@ -5,8 +5,11 @@ import dataclasses
 import numpy as np
 import pytest
 from bench.case import Size
-from bench.cases import products, select
-from bench.harness import compare, run_case
+from bench.cases import determinant, products, select
+from bench.harness import compare, flatten_tangent, run_case
+from bench.table import format_table
+
+from tangents import Tangent, ZeroTangent
 
 MATMUL_PULLBACK = products.CASES[0]
 
@@ -23,6 +26,12 @@ def test_a_disagreeing_reference_marks_the_row_failed_without_a_time():
     assert row.speedup is None
     assert 0.005 < row.max_error < 0.02
     assert "exceeds rtol" in row.message
+    table = format_table([row, run_case(MATMUL_PULLBACK, Size(4), budget=0.01)], ["jax"])
+    header, _, failed, _ = table.splitlines()[:4]
+    assert failed.split()[:3] == ["matmul.pullback", "4", "FAILED"]
+    assert failed.split()[-1] == "-"
+    assert len(failed) <= len(header)  # one cell per column, the last one the jax column
+    assert "matmul.pullback 4: FAILED: " in table
 
 
 def test_an_agreeing_row_has_every_timing_and_its_first_call():
@@ -56,3 +65,19 @@ def test_select_defaults_to_the_quick_set_and_names_valid_sizes():
     assert {size.label for _, size in select(full=True)} >= {"16", "1024"}
     with pytest.raises(ValueError, match="valid: 4, 16, 256, 1024, 10000x4, 1000x16"):
         select(sizes=["5"])
+
+
+def test_a_zero_tangent_is_compared_as_zeros_of_its_primal():
+    primal = np.linalg.slogdet(np.eye(3)[None].repeat(2, axis=0))
+    tangent = Tangent(type(primal), sign=ZeroTangent(), logabsdet=np.ones(2))
+    sign_dot, logabsdet_dot = flatten_tangent(tangent, primal)
+    np.testing.assert_array_equal(sign_dot, np.zeros(2))
+    np.testing.assert_array_equal(logabsdet_dot, np.ones(2))
+    assert [a.shape for a in flatten_tangent(ZeroTangent(), (np.ones(3), 1.0))] == [(3,), ()]
+
+
+def test_the_slogdet_pushforward_row_lines_up_with_its_reference():
+    case = next(c for c in determinant.CASES if c.name == "slogdet.pushforward")
+    for size in (Size(4), Size(4, batch=3)):
+        row = run_case(case, size, budget=0.01)
+        assert row.status == "ok", row.message
