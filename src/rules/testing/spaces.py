@@ -39,7 +39,7 @@ from tangents import (
     tangent_dtype,
     unthunk,
 )
-from tangents.structural import field_names, primal_components, rebuild_primal
+from tangents.structural import has_fields, primal_components, rebuild_primal
 
 __all__ = ["Space", "space_of"]
 
@@ -472,15 +472,6 @@ def space_of(x: Any, symmetric: bool = False, constant: bool = False) -> Space:
         return StructuredSpace(x)
     if sp.issparse(x):
         return SparseSpace(x) if tangent_dtype(x.dtype) is not None else EmptySpace()
-    if isinstance(x, tuple | list | dict) or dataclasses.is_dataclass(x) or _has_fields(x):
+    if isinstance(x, tuple | list | dict) or dataclasses.is_dataclass(x) or has_fields(x):
         return CompositeSpace(x, symmetric)
     return EmptySpace()
-
-
-def _has_fields(x: Any) -> bool:
-    if callable(x) and not dataclasses.is_dataclass(x) and not hasattr(x, "__dict__"):
-        return False
-    if not type(x).__flags__ & (1 << 9):  # C types are opaque
-        return False
-    names = field_names(type(x))
-    return bool(names) if names is not None else bool(getattr(x, "__dict__", None))

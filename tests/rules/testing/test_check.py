@@ -531,3 +531,46 @@ def test_dtype_classes_as_arguments_do_not_confuse_the_tolerances(rng, rule_for)
         ),
     )
     check_rrule(as_type, rng.standard_normal(3), np.float64)
+
+
+# --- findings of the checker review ----------------------------------------------------------------
+
+
+class SlottedScale:
+    """A callable with a ``__slots__`` field: ``ProjectTo`` gives it a structural tangent."""
+
+    __slots__ = ("factor",)
+
+    def __init__(self, factor):
+        self.factor = factor
+
+    def __call__(self, x):
+        return self.factor * x
+
+
+def apply(g, x):
+    return g(x)
+
+
+def test_a_slotted_callable_argument_has_the_tangent_space_projection_gives_it(rng, rule_for):
+    g, x = SlottedScale(1.5), rng.standard_normal(3)
+    assert isinstance(rand_tangent(g, 0), Tangent)  # one notion of "has fields" for both
+
+    def ignoring_rrule(g, x):
+        return apply(g, x), lambda y_bar: (NoTangent(), NoTangent(), g.factor * unthunk(y_bar))
+
+    rule_for(apply, ignoring_rrule)
+    with pytest.raises(RuleCheckError, match=r"argument 0 \(SlottedScale\) vs finite differences"):
+        check_rrule(apply, g, x)
+
+
+def test_a_slotted_callable_argument_with_a_right_cotangent_passes(rng, rule_for):
+    def apply_rrule(g, x):
+        def apply_pullback(y_bar):
+            y_bar = unthunk(y_bar)
+            return NoTangent(), Tangent(SlottedScale, factor=float(x @ y_bar)), g.factor * y_bar
+
+        return apply(g, x), apply_pullback
+
+    rule_for(apply, apply_rrule)
+    check_rrule(apply, SlottedScale(1.5), rng.standard_normal(3))
