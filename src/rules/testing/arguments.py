@@ -12,17 +12,21 @@ import scipy.sparse as sp
 
 from rules.testing.results import Failures
 from rules.testing.spaces import CompositeSpace, EmptySpace, Space, space_of
-from tangents import AbstractZero, ProjectTo, Tangent, unthunk
+from tangents import AbstractZero, ProjectTo, StructuredMatrix, Tangent, unthunk
+from tangents.structural import has_fields, primal_components
 
 __all__ = [
     "ambient_or_fail",
     "argument_label",
     "argument_spaces",
     "check_not_mutated",
+    "check_primal_output",
     "function_name",
     "output_components",
+    "projection_mismatch",
     "random_tangent",
     "same_kind",
+    "same_primal",
     "snapshot",
     "with_component",
 ]
@@ -105,6 +109,63 @@ def same_kind(got: Any, want: Any) -> str | None:
     if got_dtype is not None and got_dtype != want_dtype:
         return f"has dtype {got_dtype}; the primal's tangent dtype is {want_dtype}"
     return None
+
+
+def projection_mismatch(t: Any, primal: Any) -> str | None:
+    """Why the tangent ``t`` differs from what ``ProjectTo(primal)`` makes of it (``None``: it does not)."""
+    try:
+        projected = ProjectTo(primal)(t)
+    except (TypeError, ValueError) as error:
+        return f"is rejected by ProjectTo of the primal ({error})"
+    return same_kind(t, projected)
+
+
+def _array_like(x: Any) -> bool:
+    return isinstance(x, np.ndarray | np.generic | StructuredMatrix) or sp.issparse(x)
+
+
+def same_primal(got: Any, want: Any) -> str | None:
+    """Why a rule's primal output ``got`` differs in type, dtype, shape or structure from ``want``.
+
+    ``want`` is ``f(*args)``. Values are compared elsewhere; ``None`` when the kinds agree.
+    """
+    if type(got) is not type(want):
+        return f"is a {type(got).__name__}; f(*args) gives a {type(want).__name__}"
+    if _array_like(want):
+        if got.dtype != want.dtype:
+            return f"has dtype {got.dtype}; f(*args) gives {want.dtype}"
+        if got.shape != want.shape:
+            return f"has shape {got.shape}; f(*args) gives {want.shape}"
+        if getattr(got, "uplo", None) != getattr(want, "uplo", None):
+            return f"has uplo={got.uplo!r}; f(*args) gives uplo={want.uplo!r}"
+        return None
+    if isinstance(want, tuple | list | dict) or has_fields(want):
+        got_parts = got if isinstance(got, list) else primal_components(got)
+        want_parts = want if isinstance(want, list) else primal_components(want)
+        if isinstance(want_parts, dict):
+            assert isinstance(got_parts, dict)
+            if got_parts.keys() != want_parts.keys():
+                return f"has components {list(got_parts)}; f(*args) gives {list(want_parts)}"
+            keys: Any = want_parts
+        else:
+            if len(got_parts) != len(want_parts):
+                return f"has {len(got_parts)} elements; f(*args) gives {len(want_parts)}"
+            keys = range(len(want_parts))
+        for key in keys:
+            reason = same_primal(got_parts[key], want_parts[key])
+            if reason:
+                return f"has a component {key!r} that {reason}"
+    return None
+
+
+def check_primal_output(failures: Failures, space: Space, y: Any, expected: Any) -> None:
+    """The rule's primal output ``y`` equals ``expected = f(*args)`` in kind and in value."""
+    reason = same_primal(y, expected)
+    if reason:
+        failures.fail("primal output", reason)
+    got = ambient_or_fail(failures, "primal output", space, y)
+    if got is not None:
+        failures.compare("primal output", got, space.ambient(expected))
 
 
 def snapshot(values: Any) -> Any:

@@ -12,9 +12,10 @@ from rules.testing.arguments import (
     ambient_or_fail,
     argument_spaces,
     check_not_mutated,
+    check_primal_output,
     function_name,
+    projection_mismatch,
     random_tangent,
-    same_kind,
     snapshot,
 )
 from rules.testing.finite_differences import DEFAULT_STEP, Differencer
@@ -26,7 +27,6 @@ from tangents import (
     AbstractZero,
     NoTangent,
     NotImplementedTangent,
-    ProjectTo,
     Thunk,
     ZeroTangent,
     unthunk,
@@ -109,9 +109,7 @@ def check_frule(
         )
     y, y_dot = result
     out_space = space_of(expected)
-    got_y = ambient_or_fail(failures, "primal output", out_space, y)
-    if got_y is not None:
-        failures.compare("primal output", got_y, out_space.ambient(expected))
+    check_primal_output(failures, out_space, y, expected)
 
     moving = {i: s for i, s in spaces.items() if s.dim}
     coords = {}
@@ -124,7 +122,7 @@ def check_frule(
     if got is not None:
         want = differ.jvp(coords) if coords else np.zeros_like(out_space.ambient(expected))
         failures.compare("output tangent vs finite differences", got, want)
-        reason = same_kind(unthunk(y_dot), ProjectTo(y)(unthunk(y_dot)))
+        reason = projection_mismatch(unthunk(y_dot), expected)
         if reason:
             failures.fail("output tangent", reason)
 

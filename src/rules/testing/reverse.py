@@ -19,10 +19,11 @@ from rules.testing.arguments import (
     argument_label,
     argument_spaces,
     check_not_mutated,
+    check_primal_output,
     function_name,
     output_components,
+    projection_mismatch,
     random_tangent,
-    same_kind,
     snapshot,
     with_component,
 )
@@ -34,7 +35,6 @@ from tangents import (
     AbstractZero,
     NoTangent,
     NotImplementedTangent,
-    ProjectTo,
     Thunk,
     ZeroTangent,
     unthunk,
@@ -126,9 +126,7 @@ def check_rrule(
         )
     y, pullback = result
     out_space = space_of(expected)
-    got_y = ambient_or_fail(failures, "primal output", out_space, y)
-    if got_y is not None:
-        failures.compare("primal output", got_y, out_space.ambient(expected))
+    check_primal_output(failures, out_space, y, expected)
 
     y_bar = rand_output(y, generator) if output_tangent is None else output_tangent
     y_bar_before = snapshot(y_bar)
@@ -171,7 +169,7 @@ def check_rrule(
         x_bars[i] = got
         want = space.ambient(space.tangent(differ.vjp(y_bar_flat, i)))
         failures.compare(f"{label} vs finite differences", got, want)
-        reason = same_kind(x_bar, ProjectTo(primal)(x_bar)) if i != -1 else None
+        reason = projection_mismatch(x_bar, primal) if i != -1 else None
         if reason:
             failures.fail(label, f"cotangent {reason}")
 

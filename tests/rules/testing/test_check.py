@@ -574,3 +574,55 @@ def test_a_slotted_callable_argument_with_a_right_cotangent_passes(rng, rule_for
 
     rule_for(apply, apply_rrule)
     check_rrule(apply, SlottedScale(1.5), rng.standard_normal(3))
+
+
+def test_float32_primal_output_computed_in_float64_is_caught(rng, rule_for):
+    def float64_rrule(x):
+        return np.sin(x.astype(np.float64)), lambda y_bar: (NoTangent(), np.cos(x) * y_bar)
+
+    def float64_frule(tangents, x):
+        x64 = x.astype(np.float64)
+        return np.sin(x64), np.cos(x64) * unthunk(tangents[1])
+
+    rule_for(sin, float64_rrule, float64_frule)
+    x = rng.standard_normal(4).astype(np.float32)
+    with pytest.raises(
+        RuleCheckError, match=r"primal output: has dtype float64; f\(\*args\) gives float32"
+    ):
+        check_rrule(sin, x)
+    with pytest.raises(RuleCheckError, match="primal output: has dtype float64") as excinfo:
+        check_frule(sin, x)
+    # the output tangent is judged against f's output, not against the rule's own float64 one
+    assert "output tangent: has dtype float64; the primal's tangent dtype is float32" in str(
+        excinfo.value
+    )
+
+
+def test_primal_output_of_the_wrong_type_or_structure_is_caught(rng, rule_for):
+    def pair(x):
+        return np.sin(x), np.cos(x)
+
+    def list_rrule(x):
+        def pair_pullback(y_bar):
+            s_bar, c_bar = (unthunk(v) for v in unthunk(y_bar))
+            s_bar = np.zeros_like(x) if isinstance(s_bar, ZeroTangent) else s_bar
+            c_bar = np.zeros_like(x) if isinstance(c_bar, ZeroTangent) else c_bar
+            return NoTangent(), np.cos(x) * s_bar - np.sin(x) * c_bar
+
+        return outputs(x), pair_pullback
+
+    rule_for(pair, list_rrule)
+    x = rng.standard_normal(3)
+    outputs = lambda x: [np.sin(x), np.cos(x)]
+    with pytest.raises(
+        RuleCheckError, match=r"primal output: is a list; f\(\*args\) gives a tuple"
+    ):
+        check_rrule(pair, x)
+    outputs = lambda x: (np.sin(x), np.cos(x)[:, None])
+    with pytest.raises(
+        RuleCheckError,
+        match=r"primal output: has a component 1 that has shape \(3, 1\); f\(\*args\) gives \(3,\)",
+    ):
+        check_rrule(pair, x)
+    outputs = pair
+    check_rrule(pair, x)
