@@ -108,6 +108,10 @@ def same_kind(got: Any, want: Any) -> str | None:
     got_dtype, want_dtype = getattr(got, "dtype", None), getattr(want, "dtype", None)
     if got_dtype is not None and got_dtype != want_dtype:
         return f"has dtype {got_dtype}; the primal's tangent dtype is {want_dtype}"
+    if (
+        _array_like(want) and got.shape != want.shape
+    ):  # ProjectTo mends trailing ones; rules must not need it
+        return f"has shape {got.shape}; ProjectTo of the primal gives shape {want.shape}"
     return None
 
 

@@ -626,3 +626,22 @@ def test_primal_output_of_the_wrong_type_or_structure_is_caught(rng, rule_for):
         check_rrule(pair, x)
     outputs = pair
     check_rrule(pair, x)
+
+
+def test_a_cotangent_with_an_extra_trailing_axis_is_caught(rng, rule_for):
+    def column_rrule(x):
+        return sin(x), lambda y_bar: (NoTangent(), (np.cos(x) * unthunk(y_bar))[:, None])
+
+    def column_frule(tangents, x):
+        return sin(x), (np.cos(x) * unthunk(tangents[1]))[:, None]
+
+    rule_for(sin, column_rrule, column_frule)
+    x = rng.standard_normal(4)
+    with pytest.raises(
+        RuleCheckError,
+        match=r"argument 0 \(ndarray \(4,\)\): cotangent has shape \(4, 1\); ProjectTo of the "
+        r"primal gives shape \(4,\)",
+    ):
+        check_rrule(sin, x)
+    with pytest.raises(RuleCheckError, match=r"output tangent: has shape \(4, 1\)"):
+        check_frule(sin, x)
