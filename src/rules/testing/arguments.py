@@ -209,10 +209,16 @@ def _unchanged(before: Any, after: Any) -> bool:
     return True
 
 
-def check_not_mutated(failures: Failures, label: str, before: Any, after: Any) -> None:
+def check_not_mutated(
+    failures: Failures,
+    label: str,
+    before: Any,
+    after: Any,
+    why: str = "rules must not mutate their inputs",
+) -> None:
     """Record a failure if ``after`` differs from its snapshot ``before``."""
     if not _unchanged(before, after):
-        failures.fail(label, "was modified in place (rules must not mutate their inputs)")
+        failures.fail(label, f"was modified in place ({why})")
 
 
 def ambient_or_fail(failures: Failures, what: str, space: Space, t: Any) -> np.ndarray | None:

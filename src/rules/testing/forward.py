@@ -50,11 +50,12 @@ def check_frule(
 ) -> CheckReport:
     """Check the registered frule of ``f`` at ``args`` against finite differences.
 
-    Checks: the primal output equals ``f(*args)``; the output tangent equals the central
-    finite-difference directional derivative along the input tangents; it has the type, dtype
-    and structure ``ProjectTo`` of the output gives; all-zero input tangents give a zero output
-    tangent; thunked input tangents give the same result; neither inputs nor tangents are
-    modified; and, when an rrule is registered, the dot-product test against it.
+    Checks: the primal output equals ``f(*args)`` in value, type, dtype, shape and structure;
+    the output tangent equals the central finite-difference directional derivative along the
+    input tangents; it has the type, dtype, shape and structure ``ProjectTo`` of ``f(*args)``
+    gives; all-zero input tangents give a zero output tangent; thunked input tangents give the
+    same result; neither inputs nor tangents are modified; and, when an rrule is registered,
+    the dot-product test against it.
 
     Parameters
     ----------

@@ -58,14 +58,15 @@ def check_rrule(
 ) -> CheckReport:
     """Check the registered rrule of ``f`` at ``args`` against finite differences.
 
-    Checks: the primal output equals ``f(*args)``; the pullback returns a tuple of
-    ``1 + len(args)``; each cotangent (and the function's own, for a callable object with fields)
-    equals the finite-difference vector-Jacobian product, projected onto the input's tangent
-    space; the dot-product test ``<y_bar, J x_dot> == sum <x_bar, x_dot>`` with ``J x_dot`` from
-    the frule (or finite differences when there is none); ``ZeroTangent()``, ``NoTangent()``, a
-    ``Thunk`` of the output tangent and (for several outputs) partly zero output tangents are
-    accepted and consistent; neither the inputs nor the output tangent are modified; each
-    cotangent has the type, dtype and structure ``ProjectTo`` of its input gives.
+    Checks: the primal output equals ``f(*args)`` in value, type, dtype, shape and structure;
+    the pullback returns a tuple of ``1 + len(args)``; each cotangent (and the function's own,
+    for a callable object with fields) equals the finite-difference vector-Jacobian product,
+    projected onto the input's tangent space; the dot-product test ``<y_bar, J x_dot> == sum
+    <x_bar, x_dot>`` with ``J x_dot`` from the frule (or finite differences when there is none);
+    ``ZeroTangent()``, ``NoTangent()``, a ``Thunk`` of the output tangent and (for several
+    outputs) partly zero output tangents are accepted and consistent; neither the inputs, the
+    output tangent nor the returned ``y`` are modified by the rule or its pullback; each
+    cotangent has the type, dtype, shape and structure ``ProjectTo`` of its input gives.
 
     Parameters
     ----------
@@ -125,6 +126,7 @@ def check_rrule(
             f"{name}: an rrule must return (y, pullback), got {type(result).__name__}"
         )
     y, pullback = result
+    y_before = snapshot(y)
     out_space = space_of(expected)
     check_primal_output(failures, out_space, y, expected)
 
@@ -181,6 +183,13 @@ def check_rrule(
     check_not_mutated(failures, "an input", args_before, args)
     check_not_mutated(failures, "the function object", f_before, f)
     check_not_mutated(failures, "the output tangent", y_bar_before, y_bar)
+    check_not_mutated(
+        failures,
+        "the primal output y",
+        y_before,
+        y,
+        "the pullback must not write into the y its rrule returned: the caller owns it",
+    )
     return failures.raise_if_any()
 
 

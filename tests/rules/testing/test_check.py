@@ -645,3 +645,21 @@ def test_a_cotangent_with_an_extra_trailing_axis_is_caught(rng, rule_for):
         check_rrule(sin, x)
     with pytest.raises(RuleCheckError, match=r"output tangent: has shape \(4, 1\)"):
         check_frule(sin, x)
+
+
+def test_a_pullback_that_overwrites_the_returned_primal_is_caught(rng, rule_for):
+    def double(x):
+        return 2.0 * x
+
+    def overwriting_rrule(x):
+        y = 2.0 * x
+
+        def double_pullback(y_bar):
+            y[...] = 0.0  # reuses the output's memory as scratch space
+            return NoTangent(), 2.0 * unthunk(y_bar)
+
+        return y, double_pullback
+
+    rule_for(double, overwriting_rrule)
+    with pytest.raises(RuleCheckError, match="the primal output y: was modified in place"):
+        check_rrule(double, rng.standard_normal(3))
