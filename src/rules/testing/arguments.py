@@ -23,6 +23,7 @@ __all__ = [
     "check_primal_output",
     "function_name",
     "output_components",
+    "owned",
     "projection_mismatch",
     "random_tangent",
     "same_kind",
@@ -170,6 +171,26 @@ def check_primal_output(failures: Failures, space: Space, y: Any, expected: Any)
     got = ambient_or_fail(failures, "primal output", space, y)
     if got is not None:
         failures.compare("primal output", got, space.ambient(expected))
+
+
+def owned(t: Any) -> Any:
+    """``t`` (a tangent, or a pullback's tuple of them) unthunked and deep-copied.
+
+    What a rule returns is taken over this way as soon as it returns, so that a later call that
+    reuses the rule's buffers cannot change it behind the checker's back.
+    """
+    if isinstance(t, tuple):
+        return tuple(owned(c) for c in t)
+    t = unthunk(t)
+    if isinstance(t, Tangent):
+        backing = t.backing
+        parts = (
+            tuple(owned(v) for v in backing)
+            if isinstance(backing, tuple)
+            else {k: owned(v) for k, v in backing.items()}
+        )
+        return Tangent.from_backing(t.primal_type, parts)
+    return copy.deepcopy(t)
 
 
 def snapshot(values: Any) -> Any:

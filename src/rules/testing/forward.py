@@ -14,6 +14,7 @@ from rules.testing.arguments import (
     check_not_mutated,
     check_primal_output,
     function_name,
+    owned,
     projection_mismatch,
     random_tangent,
     snapshot,
@@ -108,7 +109,7 @@ def check_frule(
         raise RuleCheckError(
             f"{name}: an frule must return (y, y_dot), got {type(result).__name__}"
         )
-    y, y_dot = result
+    y, y_dot = result[0], owned(result[1])  # owned: a later call may reuse the rule's buffer
     out_space = space_of(expected)
     check_primal_output(failures, out_space, y, expected)
 

@@ -663,3 +663,41 @@ def test_a_pullback_that_overwrites_the_returned_primal_is_caught(rng, rule_for)
     rule_for(double, overwriting_rrule)
     with pytest.raises(RuleCheckError, match="the primal output y: was modified in place"):
         check_rrule(double, rng.standard_normal(3))
+
+
+def pair(x):
+    return np.sin(x), np.cos(x)
+
+
+def test_a_pullback_reusing_one_buffer_cannot_hide_mishandled_zeros(rng, rule_for):
+    def buffered_rrule(x):
+        buffer = np.empty_like(x)
+
+        def pair_pullback(y_bar):
+            s_bar, c_bar = (unthunk(v) for v in unthunk(y_bar))
+            s_bar = np.zeros_like(x) if isinstance(s_bar, ZeroTangent) else s_bar
+            c_bar = np.ones_like(x) if isinstance(c_bar, ZeroTangent) else c_bar  # wrong: ones
+            np.subtract(np.cos(x) * s_bar, np.sin(x) * c_bar, out=buffer)
+            return NoTangent(), buffer
+
+        return pair(x), pair_pullback
+
+    rule_for(pair, buffered_rrule)
+    with pytest.raises(
+        RuleCheckError, match=r"output component 1 as ZeroTangent\(\) vs as zeros: cotangent 0"
+    ):
+        check_rrule(pair, rng.standard_normal(3))
+
+
+def test_an_frule_reusing_one_buffer_cannot_hide_mishandled_thunks(rng, rule_for):
+    def buffered_frule(tangents, x):
+        x_dot = tangents[1]
+        x_dot = np.zeros_like(x) if isinstance(x_dot, Thunk) else x_dot  # wrong: drops thunks
+        np.multiply(np.cos(x), x_dot, out=buffer)
+        return sin(x), buffer
+
+    rule_for(sin, None, buffered_frule)
+    x = rng.standard_normal(3)
+    buffer = np.empty_like(x)
+    with pytest.raises(RuleCheckError, match="thunked input tangents vs plain ones: worst error"):
+        check_frule(sin, x)
