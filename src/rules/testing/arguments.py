@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import cmath
 import copy
 import dataclasses
+import numbers
 from collections.abc import Iterable
 from typing import Any
 
@@ -198,8 +200,29 @@ def snapshot(values: Any) -> Any:
     return copy.deepcopy(values)
 
 
-def _unchanged(before: Any, after: Any) -> bool:
-    """Deep equality that treats NaN as equal and compares arrays by value and dtype."""
+_UNSET = object()  # an empty slot
+
+
+def _attributes(x: Any) -> dict[str, Any]:
+    """Every attribute an object stores: its ``__dict__`` and the slots of each class in its MRO."""
+    values = dict(getattr(x, "__dict__", None) or {})
+    for klass in type(x).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            if name.startswith("__") and not name.endswith("__"):
+                name = f"_{klass.__name__.lstrip('_')}{name}"  # a private slot's mangled name
+            values.setdefault(name, getattr(x, name, _UNSET))
+    return values
+
+
+def _unchanged(before: Any, after: Any, seen: set[tuple[int, int]] | None = None) -> bool:
+    """Deep equality that treats NaN as equal and compares arrays by value and dtype.
+
+    Objects are compared by every attribute they store (``__dict__`` and ``__slots__``), so a
+    structured matrix, a dataclass or a user's object is looked into as deeply as a tuple.
+    """
     if isinstance(before, np.ndarray | np.generic) or isinstance(after, np.ndarray | np.generic):
         a, b = np.asarray(before), np.asarray(after)
         return (
@@ -207,27 +230,36 @@ def _unchanged(before: Any, after: Any) -> bool:
             and a.dtype == b.dtype
             and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
         )
+    if isinstance(before, numbers.Number | str | bytes) or before is None:
+        return type(before) is type(after) and (
+            before == after
+            or (isinstance(before, float | complex) and cmath.isnan(before) and cmath.isnan(after))
+        )
     if sp.issparse(before):
-        return sp.issparse(after) and _unchanged(before.toarray(), after.toarray())
+        return (
+            type(before) is type(after)
+            and before.dtype == after.dtype
+            and _unchanged(before.toarray(), after.toarray())
+        )
+    seen = set() if seen is None else seen
+    if (id(before), id(after)) in seen:
+        return True  # a cycle: compared further up
+    seen.add((id(before), id(after)))
     if isinstance(before, tuple | list):
         return (
             type(before) is type(after)
             and len(before) == len(after)
-            and all(map(_unchanged, before, after))
+            and all(_unchanged(a, b, seen) for a, b in zip(before, after, strict=True))
         )
     if isinstance(before, dict):
         return before.keys() == after.keys() and all(
-            _unchanged(before[k], after[k]) for k in before
+            _unchanged(before[k], after[k], seen) for k in before
         )
     if isinstance(before, Tangent):
-        return isinstance(after, Tangent) and _unchanged(before.backing, after.backing)
-    data = getattr(before, "data", None)
-    if isinstance(data, np.ndarray):
-        return _unchanged(data, getattr(after, "data", None))
-    fields = getattr(before, "__dict__", None)
-    if fields:
-        return _unchanged(fields, getattr(after, "__dict__", None))
-    return True
+        return isinstance(after, Tangent) and _unchanged(before.backing, after.backing, seen)
+    if type(before) is not type(after):
+        return False
+    return _unchanged(_attributes(before), _attributes(after), seen)
 
 
 def check_not_mutated(

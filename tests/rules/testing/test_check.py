@@ -701,3 +701,71 @@ def test_an_frule_reusing_one_buffer_cannot_hide_mishandled_thunks(rng, rule_for
     buffer = np.empty_like(x)
     with pytest.raises(RuleCheckError, match="thunked input tangents vs plain ones: worst error"):
         check_frule(sin, x)
+
+
+@dataclasses.dataclass(slots=True)
+class SlottedBox:
+    v: np.ndarray
+
+
+class PlainSlots:
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+
+def squared_norm(box):
+    return float(np.sum(box.v**2))
+
+
+@pytest.mark.parametrize("box_type", [SlottedBox, PlainSlots])
+@pytest.mark.parametrize("mutation", ["write into the field", "rebind the field"])
+def test_a_pullback_mutating_a_slotted_input_is_caught(rng, rule_for, box_type, mutation):
+    calls = []
+
+    def mutating_rrule(box):
+        def squared_norm_pullback(y_bar):
+            calls.append(y_bar)
+            v_bar = 2 * unthunk(y_bar) * box.v
+            if len(calls) == 2 and mutation == "write into the field":
+                box.v[0] += 1.0  # after the first (checked) cotangent, so only mutation shows
+            elif len(calls) == 2:
+                box.v = box.v + 1.0
+            return NoTangent(), Tangent(box_type, v=v_bar)
+
+        return squared_norm(box), squared_norm_pullback
+
+    rule_for(squared_norm, mutating_rrule)
+    with pytest.raises(RuleCheckError, match="an input: was modified in place"):
+        check_rrule(squared_norm, box_type(rng.standard_normal(3)))
+
+
+def test_a_rule_mutating_python_numbers_or_a_structured_input_is_caught(rng, rule_for):
+    def total(values):
+        return sum(values)
+
+    def mutating_rrule(values):
+        def total_pullback(y_bar):
+            values[0] = 0.0
+            return NoTangent(), Tangent(tuple, *[unthunk(y_bar)] * len(values))
+
+        return total(values), total_pullback
+
+    rule_for(total, mutating_rrule)
+    with pytest.raises(RuleCheckError, match="an input: was modified in place"):
+        check_rrule(total, [1.0, 2.0])
+
+    def trace_of(S):
+        return float(np.trace(S.dense()))
+
+    def flipping_rrule(S):
+        def trace_of_pullback(y_bar):
+            S.uplo = "L"  # changes the matrix S stands for, not its stored array
+            return NoTangent(), Symmetric(unthunk(y_bar) * np.eye(3), uplo="U")
+
+        return trace_of(S), trace_of_pullback
+
+    rule_for(trace_of, flipping_rrule)
+    with pytest.raises(RuleCheckError, match="an input: was modified in place"):
+        check_rrule(trace_of, Symmetric(rng.standard_normal((3, 3))))
