@@ -115,6 +115,10 @@ def same_kind(got: Any, want: Any) -> str | None:
         _array_like(want) and got.shape != want.shape
     ):  # ProjectTo mends trailing ones; rules must not need it
         return f"has shape {got.shape}; ProjectTo of the primal gives shape {want.shape}"
+    if getattr(got, "uplo", None) != getattr(want, "uplo", None):
+        # The same matrix either way, but stored the other way round: ProjectTo keeps the
+        # primal's uplo, and a rule should return what it gives.
+        return f"has uplo={got.uplo!r}; ProjectTo of the primal gives uplo={want.uplo!r}"
     return None
 
 

@@ -769,3 +769,25 @@ def test_a_rule_mutating_python_numbers_or_a_structured_input_is_caught(rng, rul
     rule_for(trace_of, flipping_rrule)
     with pytest.raises(RuleCheckError, match="an input: was modified in place"):
         check_rrule(trace_of, Symmetric(rng.standard_normal((3, 3))))
+
+
+def test_a_symmetric_cotangent_stored_the_other_way_round_is_caught(rng, rule_for):
+    def trace_of_square(S):
+        D = S.dense()
+        return float(np.trace(D @ D))
+
+    def trace_of_square_rrule(S):
+        D = S.dense()
+        return trace_of_square(S), lambda y_bar: (NoTangent(), Symmetric(2 * y_bar * D, uplo))
+
+    rule_for(trace_of_square, trace_of_square_rrule)
+    S = Symmetric(rng.standard_normal((3, 3)), uplo="U")
+    uplo = "L"
+    with pytest.raises(
+        RuleCheckError,
+        match=r"argument 0 \(Symmetric \(3, 3\)\): cotangent has uplo='L'; ProjectTo of the "
+        r"primal gives uplo='U'",
+    ):
+        check_rrule(trace_of_square, S)
+    uplo = "U"
+    check_rrule(trace_of_square, S)
