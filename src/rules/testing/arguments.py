@@ -14,7 +14,15 @@ import scipy.sparse as sp
 
 from rules.testing.results import Failures
 from rules.testing.spaces import CompositeSpace, EmptySpace, Space, space_of
-from tangents import AbstractZero, ProjectTo, StructuredMatrix, Tangent, unthunk
+from tangents import (
+    AbstractZero,
+    ProjectTo,
+    StructuredMatrix,
+    Tangent,
+    ZeroTangent,
+    canonicalize,
+    unthunk,
+)
 from tangents.structural import has_fields, primal_components
 
 __all__ = [
@@ -94,6 +102,12 @@ def argument_spaces(
     return spaces
 
 
+def _tangent_parts(t: Tangent) -> dict[Any, Any]:
+    backing = canonicalize(t).backing
+    items = enumerate(backing) if isinstance(backing, tuple) else backing.items()
+    return {k: unthunk(v) for k, v in items}
+
+
 def same_kind(got: Any, want: Any) -> str | None:
     """Why ``got`` does not have the type/dtype/structure of ``want`` (``None`` if it does)."""
     if isinstance(got, AbstractZero) or isinstance(want, AbstractZero):
@@ -103,10 +117,16 @@ def same_kind(got: Any, want: Any) -> str | None:
     if type(got) is not type(want):
         return f"is a {type(got).__name__}; ProjectTo of the primal gives a {type(want).__name__}"
     if isinstance(got, Tangent):
-        for a, b in zip(got, want, strict=False):
-            reason = same_kind(unthunk(a), unthunk(b))
+        if got.primal_type is not want.primal_type:
+            return (
+                f"is a Tangent of {got.primal_type.__name__}; ProjectTo of the primal gives a "
+                f"Tangent of {want.primal_type.__name__}"
+            )
+        got_parts, want_parts = _tangent_parts(got), _tangent_parts(want)
+        for key, part in want_parts.items():
+            reason = same_kind(got_parts.get(key, ZeroTangent()), part)
             if reason:
-                return f"has a component that {reason}"
+                return f"has a component {key!r} that {reason}"
         return None
     got_dtype, want_dtype = getattr(got, "dtype", None), getattr(want, "dtype", None)
     if got_dtype is not None and got_dtype != want_dtype:

@@ -404,6 +404,13 @@ class CompositeSpace(Space):
                 backing = tuple(canonicalize(t).backing.values())  # type: ignore[union-attr]
             elif not self.positional and isinstance(backing, tuple):
                 backing = canonicalize(t).backing  # Tangent(NamedTuple, *elements): by position
+                if isinstance(backing, tuple):  # Tangent(tuple, ...) for a namedtuple
+                    if len(backing) != len(self.spaces):
+                        raise ValueError(
+                            f"the tangent has {len(backing)} components, the primal "
+                            f"{len(self.spaces)}"
+                        )
+                    backing = dict(zip(self.spaces, backing, strict=True))
             if self.positional:
                 assert isinstance(backing, tuple)
                 if len(backing) != len(self.spaces):

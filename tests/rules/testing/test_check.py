@@ -1,6 +1,8 @@
 """The rule checker itself: it passes correct rules and catches each kind of broken one."""
 
+import collections
 import dataclasses
+import functools
 
 import numpy as np
 import pytest
@@ -791,3 +793,31 @@ def test_a_symmetric_cotangent_stored_the_other_way_round_is_caught(rng, rule_fo
         check_rrule(trace_of_square, S)
     uplo = "U"
     check_rrule(trace_of_square, S)
+
+
+Point = collections.namedtuple("Point", "a b")
+
+
+def test_a_tuple_tangent_for_a_namedtuple_argument_gets_a_message(rng, rule_for):
+    def product(p):
+        return p.a * p.b
+
+    def product_rrule(p):
+        def product_pullback(y_bar):
+            y_bar = unthunk(y_bar)
+            return NoTangent(), tangent_type(y_bar * p.b, y_bar * p.a)
+
+        return product(p), product_pullback
+
+    rule_for(product, product_rrule)
+    p = Point(rng.standard_normal(3), rng.standard_normal(3))
+    tangent_type = functools.partial(Tangent, tuple)
+    with pytest.raises(
+        RuleCheckError,
+        match=r"argument 0 \(Point\): cotangent is rejected by ProjectTo of the primal \(a "
+        r"tangent of tuple is not a cotangent for a Point\)",
+    ) as excinfo:
+        check_rrule(product, p)
+    assert "finite differences" not in str(excinfo.value)  # the values are compared, and right
+    tangent_type = functools.partial(Tangent, Point)
+    check_rrule(product, p)
