@@ -10,9 +10,11 @@ import scipy.sparse as sp
 
 from rules import frule, rrule, split_cotangent
 from rules.testing import RuleCheckError, check_frule, check_rrule, rand_tangent
+from rules.testing.results import tolerances
 from tangents import (
     Diagonal,
     Hermitian,
+    LowerTriangular,
     NoTangent,
     NotImplementedTangent,
     ProjectTo,
@@ -821,3 +823,24 @@ def test_a_tuple_tangent_for_a_namedtuple_argument_gets_a_message(rng, rule_for)
     assert "finite differences" not in str(excinfo.value)  # the values are compared, and right
     tangent_type = functools.partial(Tangent, Point)
     check_rrule(product, p)
+
+
+@pytest.mark.parametrize(
+    "primal",
+    [
+        LowerTriangular(np.eye(3, dtype=np.float32)),
+        Diagonal(np.ones(3, np.complex64)),
+        sp.csr_array(np.eye(3, dtype=np.float32)),
+        SlottedBox(np.ones(2, np.float32)),
+        [1.0, (2.0, {"a": Symmetric(np.eye(2, dtype=np.float32))})],
+    ],
+    ids=["triangular", "diagonal", "sparse", "slotted", "nested"],
+)
+def test_single_precision_structured_and_sparse_inputs_get_single_tolerances(primal):
+    assert tolerances((primal, np.float64), None, None) == (1e-3, 1e-5)
+
+
+def test_a_float32_triangular_inverse_is_checked_with_float32_tolerances():
+    rng = np.random.default_rng(13)  # an input whose float32 rounding exceeds 1e-9 absolute
+    A = (rng.standard_normal((3, 3)) + 2 * np.sqrt(3) * np.eye(3)).astype(np.float32)
+    check_rrule(np.linalg.inv, LowerTriangular(A))
