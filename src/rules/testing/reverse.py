@@ -75,7 +75,8 @@ def check_rrule(
         The function whose rule is checked.
     *args
         Primal inputs. Inputs without a tangent space (bools, strings, Python ints) must get an
-        ``AbstractZero`` cotangent.
+        ``AbstractZero`` cotangent. An empty float array has a tangent space of dimension 0:
+        its cotangent is a zero or an empty array of the shape and dtype ``ProjectTo`` gives.
     output_tangent : optional
         The output cotangent; default: ``rand_tangent(y)``. Give a gauge-invariant one for
         functions whose output has a free gauge (eigenvectors, singular vectors).
@@ -159,12 +160,18 @@ def check_rrule(
         if isinstance(x_bar, NotImplementedTangent):
             failures.report.not_implemented.append(label)
             continue
-        if space.dim == 0:
-            if not isinstance(x_bar, AbstractZero):
+        if space.dim == 0:  # nothing to difference; a zero always fits
+            if isinstance(x_bar, AbstractZero):
+                continue
+            if not space.has_tangents:
                 failures.fail(
                     label,
                     f"has no tangent space, so its cotangent must be NoTangent(), got {x_bar!r}",
                 )
+            elif ambient_or_fail(failures, label, space, x_bar) is not None:
+                reason = projection_mismatch(x_bar, primal)  # an empty array: an empty cotangent
+                if reason:
+                    failures.fail(label, f"cotangent {reason}")
             continue
         got = ambient_or_fail(failures, label, space, x_bar)
         if got is None:

@@ -60,6 +60,11 @@ class Space:
     dim: int = 0
     ambient_size: int = 0
 
+    @property
+    def has_tangents(self) -> bool:
+        """Whether the primal has a tangent space at all (perhaps of dimension 0: an empty array)."""
+        return True
+
     def tangent(self, c: np.ndarray) -> Any:
         """The tangent with coordinates ``c`` (real, length ``dim``)."""
         raise NotImplementedError
@@ -100,6 +105,10 @@ def inner(a: np.ndarray, b: np.ndarray) -> float:
 
 class EmptySpace(Space):
     """A value with no tangent space (bools, strings, Python ints, functions)."""
+
+    @property
+    def has_tangents(self) -> bool:
+        return False
 
     def tangent(self, c: np.ndarray) -> Any:
         return NoTangent()
@@ -363,6 +372,10 @@ class CompositeSpace(Space):
     @property
     def is_complex(self) -> bool:
         return any(s.is_complex for s in self.spaces.values())
+
+    @property
+    def has_tangents(self) -> bool:
+        return any(s.has_tangents for s in self.spaces.values())
 
     def holding_fixed(self, key: Any) -> CompositeSpace:
         """A copy of this space in which component ``key`` has no tangent space (pivot indices, say)."""

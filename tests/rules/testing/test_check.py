@@ -844,3 +844,17 @@ def test_a_float32_triangular_inverse_is_checked_with_float32_tolerances():
     rng = np.random.default_rng(13)  # an input whose float32 rounding exceeds 1e-9 absolute
     A = (rng.standard_normal((3, 3)) + 2 * np.sqrt(3) * np.eye(3)).astype(np.float32)
     check_rrule(np.linalg.inv, LowerTriangular(A))
+
+
+def test_an_empty_float_array_takes_an_empty_cotangent_or_a_zero(rule_for):
+    rule_for(sin, lambda x: (sin(x), lambda y_bar: (NoTangent(), x_bar)))
+    x = np.zeros((2, 0), np.float32)
+    for x_bar in (np.zeros((2, 0), np.float32), ZeroTangent(), NoTangent()):  # noqa: B007 (read by the rule)
+        check_rrule(sin, x)
+    wrong = {
+        "has dtype float64; the primal's tangent dtype is float32": np.zeros((2, 0)),
+        r"has shape \(3,\), the primal has shape \(2, 0\)": np.zeros(3, np.float32),
+    }
+    for message, x_bar in wrong.items():  # noqa: B007 (read by the rule)
+        with pytest.raises(RuleCheckError, match=r"argument 0 \(ndarray \(2, 0\)\): .*" + message):
+            check_rrule(sin, x)
