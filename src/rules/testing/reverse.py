@@ -98,7 +98,9 @@ def check_rrule(
     rng : numpy.random.Generator or int, optional
         Randomness for the tangents (default seed 0).
     fd_step : float
-        Base finite-difference step.
+        Initial finite-difference step, relative to the largest magnitude (at least 1) among the
+        entries a direction moves; it is halved while that improves the extrapolated derivative
+        (:mod:`rules.testing.finite_differences`).
     **kwargs
         Keyword arguments passed to ``f`` (never differentiated).
 

@@ -858,3 +858,54 @@ def test_an_empty_float_array_takes_an_empty_cotangent_or_a_zero(rule_for):
     for message, x_bar in wrong.items():  # noqa: B007 (read by the rule)
         with pytest.raises(RuleCheckError, match=r"argument 0 \(ndarray \(2, 0\)\): .*" + message):
             check_rrule(sin, x)
+
+
+def spread(x):
+    return np.std(x)
+
+
+def spread_rrule(x):
+    y = np.std(x)
+    return y, lambda y_bar: (NoTangent(), unthunk(y_bar) * (x - x.mean()) / (x.size * y))
+
+
+def spread_frule(tangents, x):
+    y = np.std(x)
+    return y, np.sum((x - x.mean()) * unthunk(tangents[1])) / (x.size * y)
+
+
+def test_the_step_adapts_to_a_function_that_bends_on_a_tiny_scale(rng, rule_for):
+    rule_for(spread, spread_rrule, spread_frule)
+    x = 1.0 + 1e-3 * rng.standard_normal(5)  # std bends on the scale of the spread, 1e-3
+    check_rrule(spread, x)
+    check_frule(spread, x)
+
+
+def root(x):
+    return np.sqrt(x)
+
+
+@pytest.mark.parametrize("error", [0.0, 1e-4])
+def test_the_step_adapts_to_small_entries_next_to_large_ones(rule_for, error):
+    rule_for(
+        root, lambda x: (root(x), lambda y_bar: (NoTangent(), (0.5 + error) * y_bar / root(x)))
+    )
+    x = np.array([0.004, 0.3, 2.0, 5.0])  # a step of 1e-3 * 5 would leave sqrt's domain
+    if error:
+        with pytest.raises(RuleCheckError, match=r"argument 0 \(ndarray \(4,\)\) vs finite diff"):
+            check_rrule(root, x)
+    else:
+        check_rrule(root, x)
+
+
+def arcsin(x):
+    return np.arcsin(x)
+
+
+def test_a_step_out_of_the_domain_is_halved_not_reported(rule_for):
+    rule_for(
+        arcsin,
+        lambda x: (arcsin(x), lambda y_bar: (NoTangent(), unthunk(y_bar) / np.sqrt(1 - x**2))),
+    )
+    # the first step, 1e-3 * max(1, |x|), takes 0.9999 past 1: arcsin gives nan, halved until not
+    check_rrule(arcsin, np.array([0.9999, -0.99995, 0.3]))
