@@ -13,12 +13,15 @@ estimate is returned. So a function that bends sharply on a scale far below ``h`
 nearly equal numbers, ``|x|**0.5`` near a small entry) still gets an accurate reference, and a
 smooth one costs three or four central differences.
 
-The initial step is ``step * max(1, m)`` with ``m`` the largest magnitude among the entries the
-direction moves (one entry, or a symmetric pair, for the basis directions of a vector-Jacobian
-product): small entries of an input with large ones are not moved out of their domain. A step
-that gives a non-finite value is halved until it does not. The function is evaluated on
-double precision copies of the inputs (float32 -> float64, complex64 -> complex128), so the
-reference is accurate even for single-precision rules.
+The initial step is relative to the size ``m`` of the entries the direction moves (one entry,
+or a symmetric pair, for the basis directions of a vector-Jacobian product): ``step * max(1,
+m)``, and when ``0 < m < 1`` also ``step * m``, of which the extrapolation with the smaller
+error estimate wins. The first suits a function that varies on the scale 1 (``exp``, ``sin``;
+a step ``1e-3 * 1e-20`` would drown in round-off), the second one that varies on the scale of
+the entry itself (``1 / x`` at ``x = 1e-6``); for ``m >= 1`` ``step * m`` suits both
+(``log x`` at ``x = 1e6``). A step that gives a non-finite value is halved until it does not.
+The function is evaluated on double precision copies of the inputs (float32 -> float64,
+complex64 -> complex128), so the reference is accurate even for single-precision rules.
 
 References
 ----------
@@ -43,6 +46,7 @@ _SHRINK = 2.0  # each level of the tableau halves the step
 _LEVELS = 10  # at most this many steps: h, h/2, ..., h/512
 _OUT_OF_DOMAIN = 30  # halvings allowed for a step whose differences are not finite
 _SAFE = 2.0  # stop when the newest extrapolation is this much worse than the best error estimate
+_CONVERGED = 1e-10  # an error estimate this small relative to the estimate needs no second step
 
 
 def _largest(a: np.ndarray) -> float:
@@ -102,7 +106,7 @@ class Differencer:
     output_space : Space
         The space of the output, used to flatten it.
     step : float
-        Base initial step (see the module docstring).
+        Relative initial step (see the module docstring).
     """
 
     def __init__(
@@ -151,9 +155,12 @@ class Differencer:
             self._coordinate_sizes[i] = sizes
         return self._coordinate_sizes[i]
 
-    def initial_step(self, largest: float) -> float:
-        """``step * max(1, largest)``."""
-        return self.step * max(1.0, largest)
+    def initial_steps(self, smallest: float, largest: float) -> list[float]:
+        """``step * max(1, largest)``, then ``step * smallest`` if ``0 < smallest < 1``."""
+        steps = [self.step * max(1.0, largest)]
+        if 0.0 < smallest < 1.0:
+            steps.append(self.step * smallest)
+        return steps
 
     def evaluate(self, moves: dict[int, np.ndarray]) -> np.ndarray:
         """The flattened output with each input ``i`` moved by coordinates ``moves[i]``."""
@@ -181,7 +188,8 @@ class Differencer:
     ) -> Any:
         """``reduce`` of the flattened directional derivative, extrapolated as a whole.
 
-        ``sizes`` is ``(smallest, largest)`` of the entries the direction moves.
+        ``sizes`` is ``(smallest, largest)`` of the entries the direction moves; each initial
+        step is tried until one converges, and the one with the smallest error estimate wins.
         """
         c = {i: np.asarray(v, dtype=np.float64) for i, v in directions.items()}
 
@@ -190,7 +198,14 @@ class Differencer:
             minus = self.evaluate({i: -h * v for i, v in c.items()})
             return reduce((plus - minus) / (2.0 * h))
 
-        return extrapolate(central, self.initial_step(sizes[1]))[0]
+        best, best_error = None, np.inf
+        for h in self.initial_steps(*sizes):
+            estimate, error = extrapolate(central, h)
+            if best is None or error < best_error:
+                best, best_error = estimate, error
+            if best_error <= _CONVERGED * _largest(best):
+                break
+        return best
 
     def jvp(self, directions: dict[int, np.ndarray]) -> np.ndarray:
         """The flattened directional derivative along ``directions`` (coordinates per input)."""

@@ -98,9 +98,9 @@ def check_rrule(
     rng : numpy.random.Generator or int, optional
         Randomness for the tangents (default seed 0).
     fd_step : float
-        Initial finite-difference step, relative to the largest magnitude (at least 1) among the
-        entries a direction moves; it is halved while that improves the extrapolated derivative
-        (:mod:`rules.testing.finite_differences`).
+        Initial finite-difference step, relative to the size of the entries a direction moves:
+        ``fd_step * max(1, m)`` and, for ``0 < m < 1``, ``fd_step * m``; each is halved while
+        that improves the extrapolated derivative (:mod:`rules.testing.finite_differences`).
     **kwargs
         Keyword arguments passed to ``f`` (never differentiated).
 

@@ -907,5 +907,65 @@ def test_a_step_out_of_the_domain_is_halved_not_reported(rule_for):
         arcsin,
         lambda x: (arcsin(x), lambda y_bar: (NoTangent(), unthunk(y_bar) / np.sqrt(1 - x**2))),
     )
-    # the first step, 1e-3 * max(1, |x|), takes 0.9999 past 1: arcsin gives nan, halved until not
+    # every first step, 1e-3 * max(1, |x|) or 1e-3 * |x|, takes 0.9999 past 1: arcsin gives nan
     check_rrule(arcsin, np.array([0.9999, -0.99995, 0.3]))
+
+
+def reciprocal(x):
+    return 1.0 / x
+
+
+def log(x):
+    return np.log(x)
+
+
+def elementwise_rules(f, derivative, error):
+    """An rrule and an frule for ``f`` whose derivative is off by the factor ``1 + error``."""
+
+    def f_rrule(x):
+        return f(x), lambda y_bar: (NoTangent(), unthunk(y_bar) * (1.0 + error) * derivative(x))
+
+    def f_frule(tangents, x):
+        return f(x), (1.0 + error) * derivative(x) * unthunk(tangents[1])
+
+    return f_rrule, f_frule
+
+
+@pytest.mark.parametrize("check", [check_rrule, check_frule])
+@pytest.mark.parametrize(
+    ("f", "derivative", "size"),
+    [
+        # 1 / x bends on the scale of x: a step of 1e-3 would cross the pole at 0
+        (reciprocal, lambda x: -1.0 / x**2, 1e-6),
+        # log(1e6 + 1e-3) - log(1e6 - 1e-3) keeps 3 of log's 16 digits: a relative error of
+        # 1e-6 in the finite differences
+        (log, lambda x: 1.0 / x, 1e6),
+    ],
+)
+@pytest.mark.parametrize("error", [0.0, 1e-4])
+def test_the_step_is_relative_to_the_size_of_the_input(
+    rng, rule_for, check, f, derivative, size, error
+):
+    rule_for(f, *elementwise_rules(f, derivative, error))
+    x = size * (1.0 + rng.random(4))
+    # atol=0: the derivatives of 1e-12 and 1e-6 are below the default atol
+    if error:
+        with pytest.raises(RuleCheckError, match="vs finite differences"):
+            check(f, x, atol=0.0)
+    else:
+        check(f, x, atol=0.0)
+
+
+def test_a_tiny_entry_of_a_function_that_bends_on_the_scale_one(rule_for):
+    # a step relative to 1e-20 alone would be all round-off for exp: step * max(1, |x|) stays
+    def exp(x):
+        return np.exp(x)
+
+    rule_for(
+        exp,
+        lambda x: (exp(x), lambda y_bar: (NoTangent(), unthunk(y_bar) * exp(x))),
+        lambda tangents, x: (exp(x), exp(x) * unthunk(tangents[1])),
+    )
+    x = np.array([1e-20, -1e-12, 0.0, 0.7])
+    check_rrule(exp, x)
+    check_frule(exp, x)
