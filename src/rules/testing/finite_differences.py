@@ -19,9 +19,11 @@ m)``, and when ``0 < m < 1`` also ``step * m``, of which the extrapolation with 
 error estimate wins. The first suits a function that varies on the scale 1 (``exp``, ``sin``;
 a step ``1e-3 * 1e-20`` would drown in round-off), the second one that varies on the scale of
 the entry itself (``1 / x`` at ``x = 1e-6``); for ``m >= 1`` ``step * m`` suits both
-(``log x`` at ``x = 1e6``). A step that gives a non-finite value is halved until it does not.
-The function is evaluated on double precision copies of the inputs (float32 -> float64,
-complex64 -> complex128), so the reference is accurate even for single-precision rules.
+(``log x`` at ``x = 1e6``). A derivative along a direction that moves entries of very different
+sizes (a random tangent) is the sum of those along its parts of similar size, each with its own
+steps. A step that gives a non-finite value is halved until it does not. The function is
+evaluated on double precision copies of the inputs (float32 -> float64, complex64 ->
+complex128), so the reference is accurate even for single-precision rules.
 
 References
 ----------
@@ -47,6 +49,7 @@ _LEVELS = 10  # at most this many steps: h, h/2, ..., h/512
 _OUT_OF_DOMAIN = 30  # halvings allowed for a step whose differences are not finite
 _SAFE = 2.0  # stop when the newest extrapolation is this much worse than the best error estimate
 _CONVERGED = 1e-10  # an error estimate this small relative to the estimate needs no second step
+_GROUP = 16.0  # a direction's parts: entries whose sizes lie within this factor of each other
 
 
 def _largest(a: np.ndarray) -> float:
@@ -87,6 +90,11 @@ def extrapolate(central: Callable[[float], Any], h: float) -> tuple[Any, float]:
             break  # round-off has taken over
         previous = row
     return (previous[0], np.inf) if best is None else (best, best_error)
+
+
+def _group_key(m: float) -> float:
+    """Entries of sizes within a factor ``_GROUP`` share a key; zero (and non-finite) its own."""
+    return np.floor(np.log(m) / np.log(_GROUP)) if m > 0 else -np.inf
 
 
 class Differencer:
@@ -208,15 +216,29 @@ class Differencer:
         return best
 
     def jvp(self, directions: dict[int, np.ndarray]) -> np.ndarray:
-        """The flattened directional derivative along ``directions`` (coordinates per input)."""
+        """The flattened directional derivative along ``directions`` (coordinates per input).
+
+        The sum of the derivatives along the direction's parts that move entries of similar
+        size (within a factor ``_GROUP``), each part with steps fit for its size.
+        """
         if not directions:
             return 0.0 * self.evaluate({})
-        sizes = [
-            m for i, v in directions.items() for m in self.coordinate_sizes(i)[np.asarray(v) != 0]
-        ]
-        if not sizes:  # coordinates that are all zero
+        parts: dict[float, dict[int, np.ndarray]] = {}
+        sizes: dict[float, list[float]] = {}
+        for i, v in directions.items():
+            v = np.asarray(v, dtype=np.float64)
+            coordinate_sizes = self.coordinate_sizes(i)
+            keys = np.array([_group_key(m) for m in coordinate_sizes])
+            for key in np.unique(keys[v != 0]):
+                in_part = keys == key
+                parts.setdefault(key, {})[i] = np.where(in_part, v, 0.0)
+                sizes.setdefault(key, []).extend(coordinate_sizes[in_part & (v != 0)])
+        if not parts:  # coordinates that are all zero
             return 0.0 * self.evaluate({})
-        return self._derivative(directions, lambda d: d, (min(sizes), max(sizes)))
+        return sum(
+            self._derivative(part, lambda d: d, (min(sizes[key]), max(sizes[key])))
+            for key, part in parts.items()
+        )
 
     def vjp(self, y_bar_flat: np.ndarray, i: int) -> np.ndarray:
         """Coordinates of the vector-Jacobian product for input ``i``, one basis vector at a time.

@@ -931,6 +931,10 @@ def elementwise_rules(f, derivative, error):
     return f_rrule, f_frule
 
 
+def reciprocal_rules(error):
+    return elementwise_rules(reciprocal, lambda x: -1.0 / x**2, error)
+
+
 @pytest.mark.parametrize("check", [check_rrule, check_frule])
 @pytest.mark.parametrize(
     ("f", "derivative", "size"),
@@ -954,6 +958,21 @@ def test_the_step_is_relative_to_the_size_of_the_input(
             check(f, x, atol=0.0)
     else:
         check(f, x, atol=0.0)
+
+
+@pytest.mark.parametrize("check", [check_rrule, check_frule])
+@pytest.mark.parametrize("error", [0.0, 1e-4])
+def test_a_direction_through_entries_of_very_different_sizes(rule_for, check, error):
+    # no one step fits both 1e-6 (moved by 1e-3 * 3e6 it crosses the pole) and 3e6 (moved by
+    # 1e-3 * 1e-6 it drowns in round-off): the frule's random direction and the dot-product test
+    # are split into parts of similar size
+    rule_for(reciprocal, *reciprocal_rules(error))
+    x = np.array([1e-6, 2e-6, 1e6, 3e6, 0.5])
+    if error:
+        with pytest.raises(RuleCheckError, match="vs finite differences"):
+            check(reciprocal, x, atol=0.0)
+    else:
+        check(reciprocal, x, atol=0.0)
 
 
 def test_a_tiny_entry_of_a_function_that_bends_on_the_scale_one(rule_for):
