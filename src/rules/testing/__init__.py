@@ -8,7 +8,8 @@ Public and meant for your own rules too::
     check_frule(my_function, x, y)
 
 References are central finite differences of the primal function computed without the rule
-(Richardson-extrapolated, with a step that adapts to each direction), along an orthonormal
+(Richardson-extrapolated, with steps relative to the size of the entries each direction moves,
+so inputs of size 1e-6 or 1e6 are checked as well as those of size 1), along an orthonormal
 basis of each input's tangent space: complex inputs along real and imaginary parts,
 ``Symmetric``/``Hermitian`` inputs (or positions named in ``symmetric=``) along symmetric
 directions only.
