@@ -57,7 +57,7 @@ from tangents.projectors import (
     SymmetricProjector,
     TriangularProjector,
 )
-from tangents.structural import field_names, primal_components
+from tangents.structural import has_fields, primal_components
 from tangents.structured import Diagonal, StructuredMatrix, Symmetric, UpperTriangular
 from tangents.zero import AbstractZero
 
@@ -135,24 +135,11 @@ def _projector_for(x: Any) -> Callable[[Any], Any]:
     """The registered projector factory for ``type(x)``; the fallback for unregistered types."""
     if isinstance(x, types.FunctionType | types.BuiltinFunctionType | types.MethodType | type):
         return IdentityProjector()
-    if isinstance(x, types.ModuleType) or (callable(x) and not _has_fields(x)):
+    if isinstance(x, types.ModuleType) or (callable(x) and not has_fields(x)):
         return IdentityProjector()
-    if dataclasses.is_dataclass(x) or _has_fields(x):
+    if dataclasses.is_dataclass(x) or has_fields(x):
         return _structural(type(x), primal_components(x))
     return IdentityProjector()
-
-
-_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set for classes defined in Python, not for C types
-
-
-def _has_fields(x: Any) -> bool:
-    """Whether ``x`` is an instance of a Python-defined class with fields to project one by one."""
-    if not type(x).__flags__ & _HEAPTYPE:
-        return False  # a C type (ufunc, numpy generator, ...): opaque, projected with identity
-    names = field_names(type(x))
-    if names is not None:
-        return bool(names)
-    return bool(getattr(x, "__dict__", None))
 
 
 # --- numbers ---

@@ -53,6 +53,25 @@ def field_names(primal_type: type) -> tuple[str, ...] | None:
     return tuple(names)
 
 
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set for classes defined in Python, not for C types
+
+
+def has_fields(x: Any) -> bool:
+    """Whether ``x`` is an instance of a Python-defined class with fields to treat one by one.
+
+    True for dataclasses, namedtuples, ``__slots__`` classes with at least one slot and objects
+    with a non-empty ``__dict__``; false for instances of C types (ufuncs, numpy generators,
+    ...), which are opaque. ``ProjectTo`` gives such a primal a structural ``Tangent``, and the
+    rule checker differences it field by field.
+    """
+    if not type(x).__flags__ & _HEAPTYPE:
+        return False
+    names = field_names(type(x))
+    if names is not None:
+        return bool(names)
+    return bool(getattr(x, "__dict__", None))
+
+
 class Tangent(TangentArithmetic):
     """The tangent of a composite primal, one component per field (or element, or key).
 

@@ -132,7 +132,8 @@ class _Norm:
         self.X, self.ord, self.axes = X, ord, axes
         self.kshape = tuple(1 if i in axes else n for i, n in enumerate(X.shape))
         self.case = _case(kind, ord)
-        self.y = getattr(self, f"_prepare_{self.case}")(name, primal, keepdims)
+        y = getattr(self, f"_prepare_{self.case}")(name, primal, keepdims)
+        self.y = y[()] if isinstance(y, np.ndarray) and y.ndim == 0 else y  # numpy's scalar
         self._cotangent = getattr(self, f"_cotangent_{self.case}")
 
     def _reduced_shape(self) -> tuple[int, ...]:

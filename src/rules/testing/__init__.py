@@ -8,9 +8,11 @@ Public and meant for your own rules too::
     check_frule(my_function, x, y)
 
 References are central finite differences of the primal function computed without the rule
-(five-point stencil, step scaled to the input), along an orthonormal basis of each input's
-tangent space: complex inputs along real and imaginary parts, ``Symmetric``/``Hermitian`` inputs
-(or positions named in ``symmetric=``) along symmetric directions only.
+(Richardson-extrapolated, with steps relative to the size of the entries each direction moves,
+so inputs of size 1e-6 or 1e6 are checked as well as those of size 1), along an orthonormal
+basis of each input's tangent space: complex inputs along real and imaginary parts,
+``Symmetric``/``Hermitian`` inputs (or positions named in ``symmetric=``) along symmetric
+directions only.
 
 ``RecordingTangent`` checks the other half of a rule's contract: that its generic path takes a
 user's tangent type with the protocol's operations only and never converts it to an ndarray.

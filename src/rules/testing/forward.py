@@ -12,9 +12,11 @@ from rules.testing.arguments import (
     ambient_or_fail,
     argument_spaces,
     check_not_mutated,
+    check_primal_output,
     function_name,
+    owned,
+    projection_mismatch,
     random_tangent,
-    same_kind,
     snapshot,
 )
 from rules.testing.finite_differences import DEFAULT_STEP, Differencer
@@ -26,7 +28,6 @@ from tangents import (
     AbstractZero,
     NoTangent,
     NotImplementedTangent,
-    ProjectTo,
     Thunk,
     ZeroTangent,
     unthunk,
@@ -50,11 +51,12 @@ def check_frule(
 ) -> CheckReport:
     """Check the registered frule of ``f`` at ``args`` against finite differences.
 
-    Checks: the primal output equals ``f(*args)``; the output tangent equals the central
-    finite-difference directional derivative along the input tangents; it has the type, dtype
-    and structure ``ProjectTo`` of the output gives; all-zero input tangents give a zero output
-    tangent; thunked input tangents give the same result; neither inputs nor tangents are
-    modified; and, when an rrule is registered, the dot-product test against it.
+    Checks: the primal output equals ``f(*args)`` in value, type, dtype, shape and structure;
+    the output tangent equals the central finite-difference directional derivative along the
+    input tangents; it has the type, dtype, shape and structure ``ProjectTo`` of ``f(*args)``
+    gives; all-zero input tangents give a zero output tangent; thunked input tangents give the
+    same result; neither inputs nor tangents are modified; and, when an rrule is registered,
+    the dot-product test against it.
 
     Parameters
     ----------
@@ -107,11 +109,9 @@ def check_frule(
         raise RuleCheckError(
             f"{name}: an frule must return (y, y_dot), got {type(result).__name__}"
         )
-    y, y_dot = result
+    y, y_dot = result[0], owned(result[1])  # owned: a later call may reuse the rule's buffer
     out_space = space_of(expected)
-    got_y = ambient_or_fail(failures, "primal output", out_space, y)
-    if got_y is not None:
-        failures.compare("primal output", got_y, out_space.ambient(expected))
+    check_primal_output(failures, out_space, y, expected)
 
     moving = {i: s for i, s in spaces.items() if s.dim}
     coords = {}
@@ -124,7 +124,7 @@ def check_frule(
     if got is not None:
         want = differ.jvp(coords) if coords else np.zeros_like(out_space.ambient(expected))
         failures.compare("output tangent vs finite differences", got, want)
-        reason = same_kind(unthunk(y_dot), ProjectTo(y)(unthunk(y_dot)))
+        reason = projection_mismatch(unthunk(y_dot), expected)
         if reason:
             failures.fail("output tangent", reason)
 

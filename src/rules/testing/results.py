@@ -7,6 +7,10 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
+
+from tangents import StructuredMatrix
+from tangents.structural import has_fields, primal_components
 
 __all__ = ["CheckReport", "Failures", "RuleCheckError", "tolerances"]
 
@@ -43,16 +47,29 @@ _TOLERANCES = {  # (rtol, atol) by the lowest precision among the inputs
 }
 
 
-def _leaves(x: Any) -> Iterable[Any]:
+def _has_dtype(x: Any) -> bool:
+    # not merely a .dtype attribute: a dtype class passed as an argument has a descriptor there
+    return isinstance(x, np.ndarray | np.generic | StructuredMatrix) or sp.issparse(x)
+
+
+def _leaves(x: Any, seen: set[int] | None = None) -> Iterable[Any]:
+    """Arrays (dense, structured, sparse) and other leaves inside containers and objects."""
+    seen = set() if seen is None else seen
+    if _has_dtype(x) or id(x) in seen:
+        yield x
+        return
+    seen.add(id(x))
     if isinstance(x, tuple | list):
         for v in x:
-            yield from _leaves(v)
+            yield from _leaves(v, seen)
     elif isinstance(x, dict):
         for v in x.values():
-            yield from _leaves(v)
-    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
-        for field in dataclasses.fields(x):
-            yield from _leaves(getattr(x, field.name))
+            yield from _leaves(v, seen)
+    elif has_fields(x):  # dataclasses, namedtuples, __slots__ and __dict__ objects
+        components = primal_components(x)
+        yield from _leaves(
+            tuple(components.values()) if isinstance(components, dict) else components, seen
+        )
     else:
         yield x
 
@@ -61,8 +78,8 @@ def _precision(x: Any) -> int:
     """Bytes per real number of the least precise float in ``x`` (8 when there is none)."""
     sizes = [8]
     for leaf in _leaves(x):
-        if not isinstance(leaf, np.ndarray | np.generic):
-            continue  # a dtype class passed as an argument has a .dtype descriptor, not a dtype
+        if not _has_dtype(leaf):
+            continue
         dtype = leaf.dtype
         if np.issubdtype(dtype, np.inexact):
             sizes.append(

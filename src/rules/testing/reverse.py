@@ -19,10 +19,12 @@ from rules.testing.arguments import (
     argument_label,
     argument_spaces,
     check_not_mutated,
+    check_primal_output,
     function_name,
     output_components,
+    owned,
+    projection_mismatch,
     random_tangent,
-    same_kind,
     snapshot,
     with_component,
 )
@@ -34,7 +36,6 @@ from tangents import (
     AbstractZero,
     NoTangent,
     NotImplementedTangent,
-    ProjectTo,
     Thunk,
     ZeroTangent,
     unthunk,
@@ -58,14 +59,15 @@ def check_rrule(
 ) -> CheckReport:
     """Check the registered rrule of ``f`` at ``args`` against finite differences.
 
-    Checks: the primal output equals ``f(*args)``; the pullback returns a tuple of
-    ``1 + len(args)``; each cotangent (and the function's own, for a callable object with fields)
-    equals the finite-difference vector-Jacobian product, projected onto the input's tangent
-    space; the dot-product test ``<y_bar, J x_dot> == sum <x_bar, x_dot>`` with ``J x_dot`` from
-    the frule (or finite differences when there is none); ``ZeroTangent()``, ``NoTangent()``, a
-    ``Thunk`` of the output tangent and (for several outputs) partly zero output tangents are
-    accepted and consistent; neither the inputs nor the output tangent are modified; each
-    cotangent has the type, dtype and structure ``ProjectTo`` of its input gives.
+    Checks: the primal output equals ``f(*args)`` in value, type, dtype, shape and structure;
+    the pullback returns a tuple of ``1 + len(args)``; each cotangent (and the function's own,
+    for a callable object with fields) equals the finite-difference vector-Jacobian product,
+    projected onto the input's tangent space; the dot-product test ``<y_bar, J x_dot> == sum
+    <x_bar, x_dot>`` with ``J x_dot`` from the frule (or finite differences when there is none);
+    ``ZeroTangent()``, ``NoTangent()``, a ``Thunk`` of the output tangent and (for several
+    outputs) partly zero output tangents are accepted and consistent; neither the inputs, the
+    output tangent nor the returned ``y`` are modified by the rule or its pullback; each
+    cotangent has the type, dtype, shape and structure ``ProjectTo`` of its input gives.
 
     Parameters
     ----------
@@ -73,7 +75,8 @@ def check_rrule(
         The function whose rule is checked.
     *args
         Primal inputs. Inputs without a tangent space (bools, strings, Python ints) must get an
-        ``AbstractZero`` cotangent.
+        ``AbstractZero`` cotangent. An empty float array has a tangent space of dimension 0:
+        its cotangent is a zero or an empty array of the shape and dtype ``ProjectTo`` gives.
     output_tangent : optional
         The output cotangent; default: ``rand_tangent(y)``. Give a gauge-invariant one for
         functions whose output has a free gauge (eigenvectors, singular vectors).
@@ -95,7 +98,9 @@ def check_rrule(
     rng : numpy.random.Generator or int, optional
         Randomness for the tangents (default seed 0).
     fd_step : float
-        Base finite-difference step.
+        Initial finite-difference step, relative to the size of the entries a direction moves:
+        ``fd_step * max(1, m)`` and, for ``0 < m < 1``, ``fd_step * m``; each is halved while
+        that improves the extrapolated derivative (:mod:`rules.testing.finite_differences`).
     **kwargs
         Keyword arguments passed to ``f`` (never differentiated).
 
@@ -125,14 +130,13 @@ def check_rrule(
             f"{name}: an rrule must return (y, pullback), got {type(result).__name__}"
         )
     y, pullback = result
+    y_before = snapshot(y)
     out_space = space_of(expected)
-    got_y = ambient_or_fail(failures, "primal output", out_space, y)
-    if got_y is not None:
-        failures.compare("primal output", got_y, out_space.ambient(expected))
+    check_primal_output(failures, out_space, y, expected)
 
     y_bar = rand_output(y, generator) if output_tangent is None else output_tangent
     y_bar_before = snapshot(y_bar)
-    cotangents = pullback(y_bar)
+    cotangents = owned(pullback(y_bar))
     if not isinstance(cotangents, tuple):
         failures.fail(
             "pullback", f"must return a tuple (f_bar, *x_bars), got {type(cotangents).__name__}"
@@ -158,12 +162,18 @@ def check_rrule(
         if isinstance(x_bar, NotImplementedTangent):
             failures.report.not_implemented.append(label)
             continue
-        if space.dim == 0:
-            if not isinstance(x_bar, AbstractZero):
+        if space.dim == 0:  # nothing to difference; a zero always fits
+            if isinstance(x_bar, AbstractZero):
+                continue
+            if not space.has_tangents:
                 failures.fail(
                     label,
                     f"has no tangent space, so its cotangent must be NoTangent(), got {x_bar!r}",
                 )
+            elif ambient_or_fail(failures, label, space, x_bar) is not None:
+                reason = projection_mismatch(x_bar, primal)  # an empty array: an empty cotangent
+                if reason:
+                    failures.fail(label, f"cotangent {reason}")
             continue
         got = ambient_or_fail(failures, label, space, x_bar)
         if got is None:
@@ -171,7 +181,7 @@ def check_rrule(
         x_bars[i] = got
         want = space.ambient(space.tangent(differ.vjp(y_bar_flat, i)))
         failures.compare(f"{label} vs finite differences", got, want)
-        reason = same_kind(x_bar, ProjectTo(primal)(x_bar)) if i != -1 else None
+        reason = projection_mismatch(x_bar, primal) if i != -1 else None
         if reason:
             failures.fail(label, f"cotangent {reason}")
 
@@ -183,6 +193,13 @@ def check_rrule(
     check_not_mutated(failures, "an input", args_before, args)
     check_not_mutated(failures, "the function object", f_before, f)
     check_not_mutated(failures, "the output tangent", y_bar_before, y_bar)
+    check_not_mutated(
+        failures,
+        "the primal output y",
+        y_before,
+        y,
+        "the pullback must not write into the y its rrule returned: the caller owns it",
+    )
     return failures.raise_if_any()
 
 
@@ -258,7 +275,11 @@ def _zero_and_thunk_inputs(
             if got is not None and want is not None:
                 failures.compare(f"{what}: cotangent {i}", got, want)
 
-    agree("pullback(Thunk(y_bar)) vs pullback(y_bar)", pullback(Thunk(lambda: y_bar)), cotangents)
+    agree(
+        "pullback(Thunk(y_bar)) vs pullback(y_bar)",
+        owned(pullback(Thunk(lambda: y_bar))),
+        cotangents,
+    )
 
     for key in output_components(y, out_space):
         assert isinstance(out_space, CompositeSpace)
@@ -266,8 +287,9 @@ def _zero_and_thunk_inputs(
         dense_zero = component_space.tangent(np.zeros(component_space.dim))
         with_zero = with_component(y, y_bar, out_space, key, ZeroTangent())
         with_dense = with_component(y, y_bar, out_space, key, dense_zero)
+        from_zero = owned(pullback(with_zero))  # owned: a pullback may reuse one output buffer
         agree(
             f"output component {key!r} as ZeroTangent() vs as zeros",
-            pullback(with_zero),
-            pullback(with_dense),
+            from_zero,
+            owned(pullback(with_dense)),
         )

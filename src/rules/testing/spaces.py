@@ -39,7 +39,7 @@ from tangents import (
     tangent_dtype,
     unthunk,
 )
-from tangents.structural import field_names, primal_components, rebuild_primal
+from tangents.structural import has_fields, primal_components, rebuild_primal
 
 __all__ = ["Space", "space_of"]
 
@@ -59,6 +59,11 @@ class Space:
 
     dim: int = 0
     ambient_size: int = 0
+
+    @property
+    def has_tangents(self) -> bool:
+        """Whether the primal has a tangent space at all (perhaps of dimension 0: an empty array)."""
+        return True
 
     def tangent(self, c: np.ndarray) -> Any:
         """The tangent with coordinates ``c`` (real, length ``dim``)."""
@@ -100,6 +105,10 @@ def inner(a: np.ndarray, b: np.ndarray) -> float:
 
 class EmptySpace(Space):
     """A value with no tangent space (bools, strings, Python ints, functions)."""
+
+    @property
+    def has_tangents(self) -> bool:
+        return False
 
     def tangent(self, c: np.ndarray) -> Any:
         return NoTangent()
@@ -364,6 +373,10 @@ class CompositeSpace(Space):
     def is_complex(self) -> bool:
         return any(s.is_complex for s in self.spaces.values())
 
+    @property
+    def has_tangents(self) -> bool:
+        return any(s.has_tangents for s in self.spaces.values())
+
     def holding_fixed(self, key: Any) -> CompositeSpace:
         """A copy of this space in which component ``key`` has no tangent space (pivot indices, say)."""
         fixed = copy.copy(self)
@@ -404,6 +417,13 @@ class CompositeSpace(Space):
                 backing = tuple(canonicalize(t).backing.values())  # type: ignore[union-attr]
             elif not self.positional and isinstance(backing, tuple):
                 backing = canonicalize(t).backing  # Tangent(NamedTuple, *elements): by position
+                if isinstance(backing, tuple):  # Tangent(tuple, ...) for a namedtuple
+                    if len(backing) != len(self.spaces):
+                        raise ValueError(
+                            f"the tangent has {len(backing)} components, the primal "
+                            f"{len(self.spaces)}"
+                        )
+                    backing = dict(zip(self.spaces, backing, strict=True))
             if self.positional:
                 assert isinstance(backing, tuple)
                 if len(backing) != len(self.spaces):
@@ -472,15 +492,6 @@ def space_of(x: Any, symmetric: bool = False, constant: bool = False) -> Space:
         return StructuredSpace(x)
     if sp.issparse(x):
         return SparseSpace(x) if tangent_dtype(x.dtype) is not None else EmptySpace()
-    if isinstance(x, tuple | list | dict) or dataclasses.is_dataclass(x) or _has_fields(x):
+    if isinstance(x, tuple | list | dict) or dataclasses.is_dataclass(x) or has_fields(x):
         return CompositeSpace(x, symmetric)
     return EmptySpace()
-
-
-def _has_fields(x: Any) -> bool:
-    if callable(x) and not dataclasses.is_dataclass(x) and not hasattr(x, "__dict__"):
-        return False
-    if not type(x).__flags__ & (1 << 9):  # C types are opaque
-        return False
-    names = field_names(type(x))
-    return bool(names) if names is not None else bool(getattr(x, "__dict__", None))

@@ -16,7 +16,13 @@ VARIANTS = [{}, {"p_indices": True}, {"permute_l": True}]
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("options", VARIANTS, ids=["P", "p_indices", "permute_l"])
-def test_lu(pivoted, dtype, shape, options):
+def test_lu(request, pivoted, dtype, shape, options):
+    if shape == (1, 1) and dtype.kind == "c" and not options:
+        # scipy's 1x1 shortcut gives P = np.ones_like(a), complex; larger inputs get a real P
+        # and so does the rule (src/rules/linalg/lu.py, edited on another branch)
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="rule's P is real where scipy's 1x1 P is complex")
+        )
     A = pivoted(dtype, *shape)
     check_rrule(sla.lu, A, **options)
     check_frule(sla.lu, A, **options)

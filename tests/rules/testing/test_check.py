@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rules import frule, rrule, split_cotangent
+from rules import rrule, split_cotangent
 from rules.testing import RuleCheckError, check_frule, check_rrule, rand_tangent
 from tangents import (
     Diagonal,
@@ -21,25 +21,6 @@ from tangents import (
     ZeroTangent,
     unthunk,
 )
-
-
-@pytest.fixture
-def rule_for():
-    """Register an rrule (and optionally an frule) for a test's own function; undone afterwards."""
-    added = []
-
-    def register(f, rrule_fn=None, frule_fn=None):
-        if rrule_fn is not None:
-            rrule.register(f)(rrule_fn)
-            added.append((rrule, f))
-        if frule_fn is not None:
-            frule.register(f)(frule_fn)
-            added.append((frule, f))
-
-    yield register
-    for table, f in added:
-        table.unregister(f)
-
 
 # --- a few correct rules pass --------------------------------------------------------------------
 
