@@ -7,7 +7,8 @@ The derivative of a primary matrix function ``Y = f(A)`` is its Frechet derivati
 :math:`\bar A = \overline{L_f(A^T, \bar{\bar Y})}`, which is :math:`L_f(A^H, \bar Y)` for every
 function here (``f(conj z) = conj f(z)`` off the branch cuts) [1, section 3.1].
 
-Hermitian input (a ``Symmetric`` or ``Hermitian`` from ``tangents``): with
+Hermitian input (a ``Hermitian``, or a real ``Symmetric``, from ``tangents``; see
+:func:`is_hermitian`): with
 ``A = V diag(w) V^H`` the Daleckii-Krein formula [2], [1, Theorem 3.11]
 
 .. math::
@@ -72,9 +73,16 @@ import scipy.linalg as sla
 from rules.cotangents import as_array_cotangent
 from rules.linalg._stacks import adjoint, check_shape
 from rules.registry import frule, rrule, split_cotangent
-from tangents import NoTangent, ProjectTo, Symmetric, Tangent, unthunk
+from tangents import Hermitian, NoTangent, ProjectTo, Symmetric, Tangent, unthunk
 
-__all__ = ["EXP", "MatrixFunction", "ScalarFunction", "hermitian_frule", "hermitian_rrule"]
+__all__ = [
+    "EXP",
+    "MatrixFunction",
+    "ScalarFunction",
+    "hermitian_frule",
+    "hermitian_rrule",
+    "is_hermitian",
+]
 
 _TIE_RTOL = float(np.finfo(np.float64).eps ** (1 / 3))
 """Eigenvalue pairs closer than this (relative) use ``f'`` at their midpoint (module docstring)."""
@@ -178,6 +186,19 @@ def _array(name: str, what: str, t: Any, shape: tuple[int, ...]) -> np.ndarray:
 # --- Hermitian input: Daleckii-Krein --------------------------------------------------------------
 
 
+def is_hermitian(A: Any) -> bool:
+    """Whether ``A`` is Hermitian by its type: the input of the Daleckii-Krein rules.
+
+    That is a ``Hermitian``, or a ``Symmetric`` of a real dtype. A complex ``Symmetric`` is
+    complex symmetric (``A^T = A``), not Hermitian: it has no unitary eigendecomposition and takes
+    the general rules (``Hermitian`` subclasses ``Symmetric``, so ``isinstance(A, Symmetric)``
+    alone does not tell them apart).
+    """
+    if isinstance(A, Hermitian):
+        return True
+    return isinstance(A, Symmetric) and not np.iscomplexobj(A.data)
+
+
 class _HermitianSpectrum:
     """``A = V diag(w) V^H`` in double precision and the divided differences ``Gamma`` of ``f``."""
 
@@ -200,7 +221,7 @@ class _HermitianSpectrum:
 def hermitian_rrule(
     name: str, evaluate: Callable[[np.ndarray], Any], spec: ScalarFunction, A: Any
 ) -> tuple[Any, Any]:
-    r"""Reverse rule of ``Y = f(A)`` for a ``Symmetric``/``Hermitian`` ``A`` (Daleckii-Krein).
+    r"""Reverse rule of ``Y = f(A)`` for a Hermitian ``A`` (:func:`is_hermitian`; Daleckii-Krein).
 
     ``evaluate`` computes the primal from the dense matrix (scipy's function, so the output is
     exactly scipy's); :math:`\bar A = V (\bar\Gamma \circ V^H \bar Y V) V^H`, Hermitian.
@@ -222,7 +243,10 @@ def hermitian_rrule(
 def hermitian_frule(
     name: str, evaluate: Callable[[np.ndarray], Any], spec: ScalarFunction, A: Any, A_dot: Any
 ) -> tuple[Any, Any]:
-    r"""Forward rule of ``Y = f(A)`` for a ``Symmetric``/``Hermitian`` ``A``: :math:`V (\Gamma \circ V^H \dot A V) V^H`."""
+    r"""Forward rule of ``Y = f(A)`` for a Hermitian ``A``: :math:`V (\Gamma \circ V^H \dot A V) V^H`.
+
+    ``A`` as in :func:`hermitian_rrule`.
+    """
     dense = _dense_square(name, A)
     Y = evaluate(dense)
     E = _array(f"{name} pushforward", "tangent", A_dot, dense.shape)
@@ -275,7 +299,7 @@ def _general_rule(
     adjoint_frechet: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
 ) -> tuple[Any, Any]:
     """The rrule of ``Y = f(A)``: Daleckii-Krein for Hermitian ``A``, else ``adjoint_frechet``."""
-    if isinstance(A, Symmetric):
+    if is_hermitian(A):
         return hermitian_rrule(name, evaluate, spec, A)
     dense = _dense_square(name, A)
     Y = evaluate(dense)
@@ -300,7 +324,7 @@ def _general_frule(
     frechet: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
 ) -> tuple[Any, Any]:
     """The frule of ``Y = f(A)``: Daleckii-Krein for Hermitian ``A``, else ``frechet``."""
-    if isinstance(A, Symmetric):
+    if is_hermitian(A):
         return hermitian_frule(name, evaluate, spec, A, A_dot)
     dense = _dense_square(name, A)
     Y = evaluate(dense)
@@ -344,7 +368,7 @@ def _scipy(function: Callable[..., Any], **kwargs: Any) -> Callable[[np.ndarray]
 def sqrtm_rrule(A: Any, **kwargs: Any) -> tuple[Any, Any]:
     r"""Reverse rule for ``X = scipy.linalg.sqrtm(A)``: :math:`X^H \bar A + \bar A X^H = \bar X`.
 
-    Daleckii-Krein for ``Symmetric``/``Hermitian`` input (module docstring).
+    Daleckii-Krein for Hermitian input (:func:`is_hermitian`; module docstring).
     """
     evaluate = _scipy(sla.sqrtm, **kwargs)
     return _general_rule("scipy.linalg.sqrtm", evaluate, SQRT, A, _sqrtm_adjoint)
@@ -436,7 +460,7 @@ def funm_rrule(A: Any, func: Any, disp: bool = True) -> tuple[Any, Any]:
     r"""Reverse rule for ``scipy.linalg.funm(A, func, disp=True)``; ``func`` a :class:`MatrixFunction`.
 
     :math:`\bar A = V^{-H} (\bar\Gamma \circ V^H \bar Y V^{-H}) V^H` with ``A = V diag(w) V^{-1}``;
-    Daleckii-Krein for ``Symmetric``/``Hermitian`` input. ``func`` gets ``NoTangent()``; with
+    Daleckii-Krein for Hermitian input (:func:`is_hermitian`). ``func`` gets ``NoTangent()``; with
     ``disp=False`` the error estimate of ``(F, errest)`` is not differentiated.
     """
     spec = _funm_spec(func)
