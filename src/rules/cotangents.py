@@ -24,7 +24,13 @@ from tangents import (
     unthunk,
 )
 
-__all__ = ["KERNEL_DTYPES", "as_array_cotangent", "is_kernel_array", "is_user_tangent"]
+__all__ = [
+    "KERNEL_DTYPES",
+    "as_array_cotangent",
+    "check_shape",
+    "is_kernel_array",
+    "is_user_tangent",
+]
 
 KERNEL_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.complex128))
 
@@ -72,6 +78,16 @@ def as_array_cotangent(dx: Any, operation: str) -> Any:
         f"{operation} needs an ndarray cotangent, got a {type(dx).__name__}; a tangent type "
         "must be an ndarray (or convert itself) to flow through this rule"
     )
+
+
+def check_shape(function: str, what: str, value: Any, shape: tuple[int, ...]) -> None:
+    """Raise ``ValueError`` naming ``function`` when a (co)tangent's shape differs from ``shape``.
+
+    Values without a ``shape`` (numbers, zeros) are not checked here.
+    """
+    got = getattr(value, "shape", None)
+    if got is not None and tuple(got) != tuple(shape):
+        raise ValueError(f"{function}: {what} has shape {tuple(got)}, expected {tuple(shape)}")
 
 
 def is_user_tangent(dx: Any) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from rules.cotangents import KERNEL_DTYPES
+from rules.cotangents import KERNEL_DTYPES, check_shape
 from tangents import unthunk
 
 __all__ = [
@@ -84,16 +84,6 @@ def as_stack(x: np.ndarray) -> np.ndarray:
 def unstack(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """A ``(b, m, n)`` kernel result back in the batch shape ``shape[:-2]``."""
     return x.reshape(*shape[:-2], *x.shape[-2:])
-
-
-def check_shape(function: str, what: str, value: Any, shape: tuple[int, ...]) -> None:
-    """Raise ``ValueError`` naming ``function`` when a (co)tangent's shape differs from ``shape``.
-
-    Values without a ``shape`` (numbers, zeros) are not checked here.
-    """
-    got = getattr(value, "shape", None)
-    if got is not None and tuple(got) != tuple(shape):
-        raise ValueError(f"{function}: {what} has shape {tuple(got)}, expected {tuple(shape)}")
 
 
 def adjoint(X: Any) -> Any:
