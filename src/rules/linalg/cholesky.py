@@ -30,6 +30,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import cholesky as kcholesky
+from rules.broadcasting import unbroadcast
 from rules.cotangents import as_array_cotangent
 from rules.linalg._stacks import (
     adjoint,
@@ -39,6 +40,7 @@ from rules.linalg._stacks import (
     kernel_ready,
     unstack,
 )
+from rules.linalg._systems import Layout, square_matrices
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
@@ -258,9 +260,34 @@ def _factor_of(c: np.ndarray, lower: bool) -> np.ndarray:
     return np.ascontiguousarray(np.tril(c) if lower else adjoint(np.triu(c)))
 
 
+def _cho_solve_operands(
+    c_and_lower: Any, b: Any, kwargs: dict[str, Any]
+) -> tuple[np.ndarray, Any, bool, np.ndarray]:
+    """``(c, lower, is_lower, x)``: the checked operands of ``cho_solve`` and its solution.
+
+    ``lower`` is passed to scipy as given; ``is_lower`` is it as one flag: for a stack of factors
+    scipy's ``cho_factor`` returns one flag per matrix (a bool array), all equal. A stack whose
+    flags differ is refused. ``b`` is ``(n,)`` or ``(..., n, k)``, its batch axes broadcasting
+    against those of ``c`` (scipy's rule).
+    """
+    name = "scipy.linalg.cho_solve"
+    c, lower = c_and_lower
+    c = np.asarray(c)
+    _check_scipy_kwargs(name, b, kwargs)
+    flags = np.asarray(lower, dtype=bool)
+    if flags.size == 0 or not (flags.all() or not flags.any()):
+        raise ValueError(
+            f"{name}: the factors of a stack must all be lower or all upper, got lower={lower!r}"
+        )
+    square_matrices(name, c)
+    Layout(name, c.shape, np.shape(b))  # b's shape against c's, with a message naming both
+    x = sla.cho_solve((c, lower), b, check_finite=False)
+    return c, lower, bool(flags.flat[0]), x
+
+
 @rrule.register(sla.cho_solve)
 def cho_solve_rrule(
-    c_and_lower: tuple[np.ndarray, bool], b: Any, **kwargs: Any
+    c_and_lower: tuple[np.ndarray, Any], b: Any, **kwargs: Any
 ) -> tuple[np.ndarray, Any]:
     r"""Reverse rule for ``x = scipy.linalg.cho_solve((c, lower), b)``, i.e. ``x = A^{-1} b``.
 
@@ -269,22 +296,25 @@ def cho_solve_rrule(
     :math:`\bar A = -\bar b x^H`, and through ``dA = dL L^H + L dL^H`` the factor gets
     :math:`\bar L = \mathrm{tril}((\bar A + \bar A^H) L)` (``U_bar = triu(U (A_bar + A_bar^H))``
     for an upper factor). The rest of ``c`` is not read and gets a zero cotangent; ``lower``
-    gets ``NoTangent()``.
+    gets ``NoTangent()``. Stacks broadcast as in scipy (a ``b`` of shape ``(n,)`` is one vector,
+    ``(..., n, k)`` a stack), and the cotangents are summed back over broadcast axes: one factor
+    with a stack of right-hand sides gets ``A_bar`` summed over the stack.
     """
-    c, lower = c_and_lower
-    _check_scipy_kwargs("scipy.linalg.cho_solve", b, kwargs)
-    x = sla.cho_solve((c, lower), b, check_finite=False)
+    c, lower, is_lower, x = _cho_solve_operands(c_and_lower, b, kwargs)
     project_b, project_c = ProjectTo(b), ProjectTo(c)
-    L = _factor_of(np.asarray(c), lower)
+    b_shape = np.shape(b)
+    vector = len(b_shape) == 1
+    L = _factor_of(c, is_lower)
 
     def cho_solve_pullback(x_bar: Any) -> tuple[Any, Any, Any]:
         x_bar = as_array_cotangent(unthunk(x_bar), "scipy.linalg.cho_solve's pullback")
         check_shape("scipy.linalg.cho_solve pullback", "the cotangent", x_bar, x.shape)
-        b_bar = sla.cho_solve((c, lower), x_bar, check_finite=False)
-        x2, b_bar2 = (v[:, None] if v.ndim == 1 else v for v in (x, b_bar))
-        A_bar = -(b_bar2 @ adjoint(x2))
+        X, X_bar = (x[..., None], np.asarray(x_bar)[..., None]) if vector else (x, x_bar)
+        B_bar = sla.cho_solve((c, lower), X_bar, check_finite=False)  # in X's shape
+        A_bar = unbroadcast(-(B_bar @ adjoint(X)), c.shape)  # summed over the broadcast stack
         G = A_bar + adjoint(A_bar)
-        c_bar = np.tril(G @ L) if lower else np.triu(adjoint(L) @ G)
+        c_bar = np.tril(G @ L) if is_lower else np.triu(adjoint(L) @ G)
+        b_bar = unbroadcast(B_bar[..., 0] if vector else B_bar, b_shape)
         return NoTangent(), Tangent(tuple, project_c(c_bar), NoTangent()), project_b(b_bar)
 
     return x, cho_solve_pullback
@@ -292,24 +322,27 @@ def cho_solve_rrule(
 
 @frule.register(sla.cho_solve)
 def cho_solve_frule(
-    tangents: tuple[Any, Any, Any], c_and_lower: tuple[np.ndarray, bool], b: Any, **kwargs: Any
+    tangents: tuple[Any, Any, Any], c_and_lower: tuple[np.ndarray, Any], b: Any, **kwargs: Any
 ) -> tuple[Any, Any]:
     r"""Forward rule for ``x = cho_solve((c, lower), b)``: :math:`\dot x = A^{-1}(\dot b - \dot A x)`."""
-    c, lower = c_and_lower
-    _check_scipy_kwargs("scipy.linalg.cho_solve", b, kwargs)
-    x = sla.cho_solve((c, lower), b, check_finite=False)
+    c, lower, is_lower, x = _cho_solve_operands(c_and_lower, b, kwargs)
     _, cl_dot, b_dot = (unthunk(t) for t in tangents)
     c_dot = unthunk(split_cotangent(cl_dot, 2)[0])
     operation = "scipy.linalg.cho_solve's frule (triangular parts, LAPACK)"
+    vector = np.ndim(b) == 1
+    X = x[..., None] if vector else x
+    rhs: Any = ZeroTangent()
     if not isinstance(b_dot, AbstractZero):
-        b_dot = as_array_cotangent(b_dot, operation)
-    rhs: Any = ZeroTangent() + b_dot
+        b_dot = np.asarray(as_array_cotangent(b_dot, operation))
+        rhs = np.broadcast_to(b_dot[..., None] if vector else b_dot, X.shape)
     if not isinstance(c_dot, AbstractZero):
         c_dot = as_array_cotangent(c_dot, operation)
-        L = _factor_of(np.asarray(c), lower)
-        F_dot = np.tril(c_dot) if lower else np.triu(c_dot)
-        L_dot = F_dot if lower else adjoint(F_dot)
-        rhs = rhs - (L_dot @ adjoint(L) + L @ adjoint(L_dot)) @ x  # A_dot x
+        L = _factor_of(c, is_lower)
+        F_dot = np.tril(c_dot) if is_lower else np.triu(c_dot)
+        L_dot = F_dot if is_lower else adjoint(F_dot)
+        rhs = rhs - (L_dot @ adjoint(L) + L @ adjoint(L_dot)) @ X  # A_dot x
     if isinstance(rhs, AbstractZero):
         return x, ZeroTangent()
-    return x, ProjectTo(x)(sla.cho_solve((c, lower), np.asarray(rhs), check_finite=False))
+    rhs = np.broadcast_to(rhs, X.shape)  # a stack of factors with one b: x has the stack's batch
+    X_dot = sla.cho_solve((c, lower), np.asarray(rhs), check_finite=False)
+    return x, ProjectTo(x)(X_dot[..., 0] if vector else X_dot)

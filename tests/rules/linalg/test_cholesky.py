@@ -40,6 +40,38 @@ def test_cho_solve(spd, randn, dtype, lower, rhs):
     check_frule(sla.cho_solve, (c, lower), b)
 
 
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize(
+    ("c_shape", "b_shape"),
+    [
+        ((3, 3), (4, 3, 2)),  # one factor, a stack of right-hand sides: A_bar summed over it
+        ((4, 3, 3), (3,)),  # a stack of factors, one vector
+        ((4, 3, 3), (3, 2)),
+        ((4, 3, 3), (4, 3, 1)),
+        ((2, 1, 3, 3), (1, 4, 3, 2)),  # batch axes broadcast both ways
+    ],
+)
+def test_cho_factor_and_cho_solve_on_stacks(spd, randn, dtype, lower, c_shape, b_shape):
+    A = spd(dtype, *c_shape)
+    c_and_lower = sla.cho_factor(A, lower=lower)  # a stack: lower is a bool array (scipy 1.17)
+    b = randn(dtype, *b_shape)
+    check_rrule(sla.cho_solve, c_and_lower, b, constant=[(0, 1)])
+    check_frule(sla.cho_solve, c_and_lower, b, constant=[(0, 1)])
+    if len(c_shape) > 2:
+        check_rrule(sla.cho_factor, A, lower, symmetric=[0])
+        check_frule(sla.cho_factor, A, lower, symmetric=[0])
+
+
+def test_cho_solve_refuses_mixed_lower_flags_and_mismatched_b(spd, randn):
+    c, _ = sla.cho_factor(spd(np.float64, 2, 3, 3))
+    with pytest.raises(ValueError, match=r"cho_solve: the factors of a stack must all be lower"):
+        rrule(sla.cho_solve, (c, np.array([True, False])), randn(np.float64, 3))
+    with pytest.raises(
+        ValueError, match=r"cho_solve: a of shape \(2, 3, 3\) and b of shape \(2, 3\)"
+    ):
+        rrule(sla.cho_solve, (c, False), randn(np.float64, 2, 3))
+
+
 def test_cho_solve_frule_refuses_a_user_tangent_type_by_name(spd, randn, user_tangent):
     c_and_lower = sla.cho_factor(spd(np.float64, 3, 3))
     b = randn(np.float64, 3)
