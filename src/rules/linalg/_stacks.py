@@ -8,6 +8,7 @@ normalise operands the way kernels expect them: one dtype, C-contiguous, stacks 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ __all__ = [
     "adjoint",
     "as_stack",
     "check_shape",
+    "flat_batch",
     "kernel_dtype",
     "kernel_operands",
     "kernel_ready",
@@ -78,7 +80,17 @@ def kernel_operands(*xs: Any, dtype: Any = None) -> tuple[np.ndarray, ...] | Non
 
 def as_stack(x: np.ndarray) -> np.ndarray:
     """``(..., m, n)`` as a C-contiguous ``(b, m, n)`` stack (a view when already contiguous)."""
-    return np.ascontiguousarray(x).reshape(-1, *x.shape[-2:])
+    return flat_batch(np.ascontiguousarray(x), 2)
+
+
+def flat_batch(x: np.ndarray, core: int) -> np.ndarray:
+    """``x`` with its batch axes (all but the last ``core``) flattened into one: ``(b, *core)``.
+
+    ``b`` is the product of the batch axes, not ``-1``: with a zero-size core (a ``(3, 0, 0)``
+    stack) numpy cannot infer it.
+    """
+    shape = x.shape[x.ndim - core :]
+    return x.reshape(math.prod(x.shape[: x.ndim - core]), *shape)
 
 
 def unstack(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -230,7 +230,7 @@ class _Slogdet:
         self.A, self.batch = A, A.shape[:-2]
         s, n = self.stack.shape[:2]
         self.F: BatchedLU | LapackLU | None = None
-        if n == 0:
+        if n == 0 or s == 0:  # nothing to factor: det = 1 (n = 0), or an empty stack
             self.sign = np.ones(s, A.dtype)
             logabsdet = np.zeros(s, A.real.dtype)
         else:

@@ -57,6 +57,7 @@ from rules.linalg._stacks import (
     adjoint,
     as_stack,
     check_shape,
+    flat_batch,
     kernel_dtype,
     kernel_operands,
     kernel_ready,
@@ -98,7 +99,7 @@ def lu_pullback_array(
             return klu.lu_pullback(L_k, U_k, perm, L_bar_k, U_bar_k)
         return klu.lu_pullback_blas(L_k, U_k, perm, L_bar_k, U_bar_k)
     shape = (*L.shape[:-1], U.shape[-1])
-    stacks = (as_stack(L_k), as_stack(U_k), perm.reshape(-1, perm.shape[-1]))
+    stacks = (as_stack(L_k), as_stack(U_k), flat_batch(perm, 1))
     bars = (as_stack(L_bar_k), as_stack(U_bar_k))
     if size <= klu.LU_CROSSOVER_N:
         return unstack(klu.lu_pullback_batched(*stacks, *bars), shape)
@@ -134,7 +135,7 @@ def lu_pushforward_array(
     size = max(L.shape[-2], U.shape[-1])
     if L.ndim == 2 and size > klu.LU_SINGLE_CROSSOVER_N:
         return klu.lu_pushforward_blas(L_k, U_k, perm, A_dot_k)
-    stacks = (as_stack(L_k), as_stack(U_k), perm.reshape(-1, perm.shape[-1]), as_stack(A_dot_k))
+    stacks = (as_stack(L_k), as_stack(U_k), flat_batch(perm, 1), as_stack(A_dot_k))
     if size <= klu.LU_CROSSOVER_N:
         L_dot, U_dot = klu.lu_pushforward_batched(*stacks)
     else:
@@ -383,7 +384,7 @@ def _row_order(piv: np.ndarray, m: int) -> np.ndarray:
     batch = piv.shape[:-1]
     order = np.empty((*batch, m), dtype=np.int32)
     order[...] = np.arange(m, dtype=np.int32)
-    flat, swaps = order.reshape(-1, m), piv.reshape(-1, piv.shape[-1])
+    flat, swaps = flat_batch(order, 1), flat_batch(piv, 1)
     rows = np.arange(flat.shape[0])
     for j in range(swaps.shape[-1]):  # the swaps in the order getrf made them
         p = swaps[:, j]
@@ -481,7 +482,7 @@ def _solve(lu: np.ndarray, piv: np.ndarray, B: np.ndarray, trans: int) -> np.nda
     lu_k = _broadcast(lu, (*batch, n, n), dtype)
     piv_k = _broadcast(piv, (*batch, n), np.dtype(np.int32))
     B_k = _broadcast(B, (*batch, *B.shape[-2:]), dtype)
-    X = klu.lu_solve_batched(as_stack(lu_k), piv_k.reshape(-1, n), as_stack(B_k), trans)
+    X = klu.lu_solve_batched(as_stack(lu_k), flat_batch(piv_k, 1), as_stack(B_k), trans)
     return unstack(X, B_k.shape)
 
 

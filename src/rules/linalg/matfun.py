@@ -282,6 +282,8 @@ def _sylvester_same(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     X, C = X.astype(dtype, copy=False), C.astype(dtype, copy=False)
     output = "complex" if dtype.kind == "c" else "real"
     out = np.empty(np.broadcast_shapes(X.shape, C.shape), dtype=dtype)
+    if out.size == 0:  # LAPACK's trsyl rejects 0 x 0 matrices
+        return out
     Xs, Cs = np.broadcast_to(X, out.shape), np.broadcast_to(C, out.shape)
     for index in np.ndindex(out.shape[:-2]):
         T, Z = sla.schur(Xs[index], output=output, check_finite=False)

@@ -1,8 +1,12 @@
 import numpy as np
+import pytest
+import scipy.linalg as sla
 
-from rules import rrule
+from rules import frule, rrule
 from rules.linalg import _stacks
 from rules.linalg._stacks import kernel_operands
+from rules.testing.reverse import rand_output
+from tangents import NoTangent
 
 
 def test_kernel_operands_normalise_dtype_and_layout():
@@ -39,3 +43,39 @@ def test_a_complex_cotangent_of_a_real_cholesky_input():
     _, pullback = rrule(np.linalg.cholesky, A)
     L_bar = np.array([[1.0 + 1.0j, 0.0], [2.0 - 1.0j, 0.5j]])
     np.testing.assert_allclose(pullback(L_bar)[1], pullback(L_bar.real)[1])
+
+
+def test_as_stack_and_flat_batch_of_zero_size_arrays():
+    assert _stacks.as_stack(np.zeros((3, 0, 0))).shape == (3, 0, 0)
+    assert _stacks.as_stack(np.zeros((2, 0, 4, 0))).shape == (0, 4, 0)
+    assert _stacks.flat_batch(np.zeros((2, 3, 0)), 1).shape == (6, 0)
+    assert _stacks.flat_batch(np.zeros((0, 3)), 1).shape == (0, 3)
+
+
+@pytest.mark.parametrize(
+    ("f", "extra"),
+    [
+        (np.linalg.inv, ()),
+        (np.linalg.cholesky, ()),
+        (np.linalg.det, ()),
+        (np.linalg.slogdet, ()),
+        (np.linalg.eig, ()),
+        (np.linalg.eigvals, ()),
+        (np.linalg.matrix_power, (2,)),
+        (np.linalg.matrix_power, (-1,)),
+        (np.linalg.qr, ()),
+        (np.linalg.pinv, ()),
+        (sla.expm, ()),
+        (sla.sqrtm, ()),
+        (sla.lu, ()),
+    ],
+    ids=lambda v: getattr(v, "__name__", str(v)),
+)
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0, 0), (0, 3, 3)])
+def test_zero_size_inputs_work_where_numpy_does(rng, f, extra, shape):
+    # reshape(-1, *core) cannot infer -1 from a zero-size core: the stacks flatten by the product
+    a = np.zeros(shape) + np.eye(shape[-1])
+    y, pullback = rrule(f, a, *extra)
+    pullback(rand_output(y, rng))
+    tangents = (NoTangent(), np.ones(shape)) + (NoTangent(),) * len(extra)
+    frule(tangents, f, a, *extra)
