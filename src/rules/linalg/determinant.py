@@ -231,7 +231,8 @@ def _sign_and_log(F: BatchedLU | LapackLU) -> tuple[np.ndarray, np.ndarray]:
     absd = np.abs(d)
     logabsdet = np.log(absd).sum(axis=-1)
     if d.dtype.kind == "c":
-        sign = (d / absd).prod(axis=-1) * (1 - 2 * (odd % 2))
+        with np.errstate(invalid="ignore"):  # NaN pivots: NaN sign, quietly (as numpy)
+            sign = (d / absd).prod(axis=-1) * (1 - 2 * (odd % 2))
     else:
         sign = (1 - 2 * ((odd + (d < 0).sum(axis=-1)) % 2)).astype(d.dtype)
     if singular:

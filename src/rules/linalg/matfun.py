@@ -47,8 +47,9 @@ Domains: ``sqrtm``/``logm`` of a real matrix with a negative eigenvalue return c
 principal branch); the rules then give complex tangents and real cotangents (``ProjectTo``), but
 eigenvalues on the closed negative real axis lie on the branch cut, where the derivative does
 not exist; a singular ``A`` makes ``sqrtm``/``logm`` derivatives inf/nan (``f'(0)`` is infinite).
-NaN in gives NaN out where scipy returns NaN (``sqrtm``, ``cosm``, ``sinm``); ``logm``/``funm``
-raise scipy's ``ValueError`` for NaN input. Cotangents must be arrays (the formulas need
+NaN in follows scipy: ``cosm`` and ``sinm`` give NaN out; ``sqrtm`` gives NaN out for a
+triangular ``A`` but passes on scipy's ``LinAlgError`` ("Internal error ...") for any other ``A``
+holding a NaN (scipy 1.17's Schur step fails); ``logm``/``funm`` raise scipy's ``ValueError``. Cotangents must be arrays (the formulas need
 elementwise products or LAPACK); user tangent types raise ``TypeError``. Stacks ``(..., n, n)``
 and float32 (kept, computed in double) are supported.
 

@@ -177,6 +177,22 @@ def test_nan_in_nan_out(path):
         assert np.isnan(pullback((0.0, np.ones(np.shape(logabsdet))))[1]).any()
 
 
+@pytest.mark.parametrize("shape", [(3, 3), (14, 14), (40, 40), (2, 3, 3), (2, 20, 20), (2, 40, 40)])
+def test_complex_nan_in_nan_out_quietly(shape, path):
+    # tests run with warnings as errors: complex pivots divided by their modulus must not warn
+    a = np.broadcast_to(np.eye(shape[-1]) * (1 + 1j), shape).copy()
+    a[..., 1, 0] = np.nan
+    d, pullback = rrule(np.linalg.det, a)
+    assert np.isnan(d).all()
+    assert np.isnan(pullback(np.ones(np.shape(d), complex))[1]).any()
+    _, d_dot = frule((NoTangent(), np.ones(shape, complex)), np.linalg.det, a)
+    assert np.isnan(d_dot).all()
+    (sign, logabsdet), pullback = rrule(np.linalg.slogdet, a)
+    assert np.isnan(sign).all()
+    assert np.isnan(pullback((np.ones(np.shape(sign), complex), np.ones_like(logabsdet)))[1]).any()
+    frule((NoTangent(), np.ones(shape, complex)), np.linalg.slogdet, a)  # no warning either
+
+
 def test_empty_matrices():
     y, pullback = rrule(np.linalg.det, np.zeros((0, 0)))
     assert y == np.linalg.det(np.zeros((0, 0)))

@@ -232,6 +232,17 @@ def test_nan_in_nan_out():
         rrule(sla.logm, A)
 
 
+def test_sqrtm_of_a_general_matrix_with_nan_raises_as_scipy_does():
+    # the module docstring's NaN policy: scipy's Schur step fails, the rule passes its error on
+    A = np.array([[3.0, 1.0, 0.0], [np.nan, 3.0, 1.0], [0.5, 0.0, 3.0]])
+    with pytest.raises(np.linalg.LinAlgError, match="sqrtm"):
+        sla.sqrtm(A)
+    with pytest.raises(np.linalg.LinAlgError, match="sqrtm"):
+        rrule(sla.sqrtm, A)
+    with pytest.raises(np.linalg.LinAlgError, match="sqrtm"):
+        frule((NoTangent(), np.ones((3, 3))), sla.sqrtm, A)
+
+
 def test_divided_differences_use_the_derivative_at_ties():
     w = np.array([1.0, 1.0, 1.0 + 1e-7, 4.0])
     Gamma = matfun._divided_differences(matfun.SQRT, w)
