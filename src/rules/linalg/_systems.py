@@ -189,14 +189,16 @@ class Layout:
 
     __slots__ = ("a_shape", "b_shape", "batch", "folded", "n", "vector", "x_shape")
 
-    def __init__(self, name: str, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+    def __init__(
+        self, name: str, a_shape: tuple[int, ...], b_shape: tuple[int, ...], a_name: str = "a"
+    ) -> None:
         n = a_shape[-1]
         self.n, self.a_shape, self.b_shape = n, a_shape, b_shape
         self.vector = len(b_shape) == 1
         rows = b_shape[0] if self.vector else (b_shape[-2] if len(b_shape) >= 2 else None)
         if rows != n:
             raise ValueError(
-                f"{name}: a of shape {a_shape} and b of shape {b_shape} do not match "
+                f"{name}: {a_name} of shape {a_shape} and b of shape {b_shape} do not match "
                 "(b must be (n,) or (..., n, k))"
             )
         b_batch = () if self.vector else b_shape[:-2]
@@ -208,7 +210,7 @@ class Layout:
                 self.batch = np.broadcast_shapes(a_shape[:-2], b_batch)
             except ValueError:
                 raise ValueError(
-                    f"{name}: the batch axes of a {a_shape} and b {b_shape} do not broadcast"
+                    f"{name}: the batch axes of {a_name} {a_shape} and b {b_shape} do not broadcast"
                 ) from None
         core = (n,) if self.vector else (n, b_shape[-1])
         self.x_shape = self.batch + core

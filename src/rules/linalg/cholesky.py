@@ -207,6 +207,18 @@ def _check_scipy_kwargs(name: str, A: Any, kwargs: dict[str, Any]) -> None:
 # --- scipy.linalg.cho_factor / cho_solve ---------------------------------------------------------
 
 
+def _cho_factor(A: Any, lower: bool, kwargs: dict[str, Any]) -> tuple[np.ndarray, Any]:
+    """``scipy.linalg.cho_factor(A, lower)``, with errors naming the function and the shape."""
+    name = "scipy.linalg.cho_factor"
+    _check_scipy_kwargs(name, A, kwargs)
+    dense = np.asarray(A)
+    square_matrices(name, dense)
+    try:
+        return sla.cho_factor(dense, lower=lower, check_finite=False)
+    except np.linalg.LinAlgError as error:
+        raise np.linalg.LinAlgError(f"{name}: {error} (input of shape {dense.shape})") from None
+
+
 @rrule.register(sla.cho_factor)
 def cho_factor_rrule(
     A: Any, lower: bool = False, **kwargs: Any
@@ -217,8 +229,7 @@ def cho_factor_rrule(
     scipy returns it), so the cotangent of that other part flows straight back to ``A``; the
     result is symmetrised like every Cholesky cotangent.
     """
-    _check_scipy_kwargs("scipy.linalg.cho_factor", A, kwargs)
-    c, lower_out = sla.cho_factor(np.asarray(A), lower=lower, check_finite=False)
+    c, lower_out = _cho_factor(A, lower, kwargs)
     F = np.tril(c) if lower else np.triu(c)
     L = np.ascontiguousarray(F if lower else adjoint(F))
     project_A = ProjectTo(A)
@@ -243,8 +254,7 @@ def cho_factor_frule(
     tangents: tuple[Any, Any], A: Any, lower: bool = False, **kwargs: Any
 ) -> tuple[Any, Any]:
     """Forward rule for ``scipy.linalg.cho_factor``: the factor's tangent plus the copied part."""
-    _check_scipy_kwargs("scipy.linalg.cho_factor", A, kwargs)
-    c, lower_out = sla.cho_factor(np.asarray(A), lower=lower, check_finite=False)
+    c, lower_out = _cho_factor(A, lower, kwargs)
     F = np.tril(c) if lower else np.triu(c)
     L = np.ascontiguousarray(F if lower else adjoint(F))
     A_dot = _sym(as_array_cotangent(unthunk(tangents[1]), "scipy.linalg.cho_factor's pushforward"))
@@ -280,7 +290,7 @@ def _cho_solve_operands(
             f"{name}: the factors of a stack must all be lower or all upper, got lower={lower!r}"
         )
     square_matrices(name, c)
-    Layout(name, c.shape, np.shape(b))  # b's shape against c's, with a message naming both
+    Layout(name, c.shape, np.shape(b), "c")  # b's shape against c's, a message naming both
     x = sla.cho_solve((c, lower), b, check_finite=False)
     return c, lower, bool(flags.flat[0]), x
 

@@ -63,6 +63,7 @@ from rules.linalg._stacks import (
     kernel_ready,
     unstack,
 )
+from rules.linalg._systems import Layout
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
@@ -506,10 +507,16 @@ def _check_solve(
     if trans not in (0, 1, 2):
         raise ValueError(f"{name}: trans must be 0, 1 or 2, got {trans!r}")
     lu, piv = lu_and_piv
-    lu = np.asarray(lu)
+    lu, piv = np.asarray(lu), np.asarray(piv)
     if lu.ndim < 2 or lu.shape[-1] != lu.shape[-2]:
         raise ValueError(f"{name}: lu must be a square matrix (or a stack), got shape {lu.shape}")
-    return lu, np.asarray(piv)
+    if piv.ndim < 1 or piv.shape[-1] != lu.shape[-1]:
+        raise ValueError(
+            f"{name}: piv of shape {piv.shape} does not match lu of shape {lu.shape} "
+            "(piv must be (..., n) for lu (..., n, n))"
+        )
+    Layout(name, lu.shape, np.shape(b), "lu")  # b's shape against lu's, a message naming both
+    return lu, piv
 
 
 @rrule.register(sla.lu_solve)

@@ -67,7 +67,7 @@ def test_cho_solve_refuses_mixed_lower_flags_and_mismatched_b(spd, randn):
     with pytest.raises(ValueError, match=r"cho_solve: the factors of a stack must all be lower"):
         rrule(sla.cho_solve, (c, np.array([True, False])), randn(np.float64, 3))
     with pytest.raises(
-        ValueError, match=r"cho_solve: a of shape \(2, 3, 3\) and b of shape \(2, 3\)"
+        ValueError, match=r"cho_solve: c of shape \(2, 3, 3\) and b of shape \(2, 3\)"
     ):
         rrule(sla.cho_solve, (c, False), randn(np.float64, 2, 3))
 
@@ -130,6 +130,17 @@ def test_bad_input():
         pullback(np.ones((2, 2)))
     with pytest.raises(ValueError, match="overwrite_a"):
         rrule(sla.cholesky, np.eye(2), overwrite_a=True)
+
+
+def test_cho_factor_errors_name_the_function_and_the_shape():
+    for rule in (rrule, lambda f, A: frule((NoTangent(), np.eye(*A.shape[-2:])), f, A)):
+        with pytest.raises(np.linalg.LinAlgError, match=r"scipy.linalg.cho_factor.*\(2, 3\)"):
+            rule(sla.cho_factor, np.ones((2, 3)))
+        with pytest.raises(
+            np.linalg.LinAlgError,
+            match=r"scipy.linalg.cho_factor: .*not positive definite.*\(2, 3, 3\)",
+        ):
+            rule(sla.cho_factor, -np.stack([np.eye(3)] * 2))
 
 
 def test_nan_in_nan_out():

@@ -174,6 +174,13 @@ def test_bad_input(pivoted):
         rrule(sla.lu_solve, factors, np.ones(3), trans=3)
     with pytest.raises(ValueError, match=r"lu must be a square matrix.*\(3, 2\)"):
         rrule(sla.lu_solve, (np.ones((3, 2)), np.zeros(2, np.int32)), np.ones(3))
+    for b in (np.ones(4), np.ones((4, 2))):  # scipy: "Shapes of lu ... are incompatible"
+        with pytest.raises(ValueError, match=r"lu_solve: lu of shape \(3, 3\) and b of shape"):
+            rrule(sla.lu_solve, factors, b)
+        with pytest.raises(ValueError, match=r"lu_solve: lu of shape \(3, 3\) and b of shape"):
+            frule((NoTangent(), NoTangent(), b), sla.lu_solve, factors, b)
+    with pytest.raises(ValueError, match=r"lu_solve: piv of shape \(2,\) does not match lu"):
+        rrule(sla.lu_solve, (factors[0], np.zeros(2, np.int32)), np.ones(3))
     _, pullback = rrule(sla.lu, pivoted(np.float64, 3, 3))
     with pytest.raises(
         ValueError, match=r"the cotangent of L has shape \(2, 2\), expected \(3, 3\)"
