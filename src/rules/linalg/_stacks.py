@@ -24,6 +24,7 @@ __all__ = [
     "kernel_dtype",
     "kernel_operands",
     "kernel_ready",
+    "square_matrices",
     "unstack",
 ]
 
@@ -91,6 +92,21 @@ def flat_batch(x: np.ndarray, core: int) -> np.ndarray:
     """
     shape = x.shape[x.ndim - core :]
     return x.reshape(math.prod(x.shape[: x.ndim - core]), *shape)
+
+
+def square_matrices(name: str, a: Any) -> np.ndarray:
+    """``a`` as an ndarray of square matrices ``(..., n, n)``; ``LinAlgError`` naming ``name`` if not.
+
+    The one square check of the linear-algebra rules (one message for all of them). A plain
+    ndarray is returned as it is, anything else (a structured matrix, a list) through
+    ``np.asarray``.
+    """
+    A = a if type(a) is np.ndarray else np.asarray(a)
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise np.linalg.LinAlgError(
+            f"{name}: needs square matrices (..., n, n), got an input of shape {A.shape}"
+        )
+    return A
 
 
 def unstack(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

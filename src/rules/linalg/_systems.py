@@ -61,7 +61,6 @@ __all__ = [
     "linalg_dtypes",
     "read_matrix",
     "singular_error",
-    "square_matrices",
 ]
 
 SMALL_STACK_N = ksolve.SOLVE_CROSSOVER_N
@@ -148,15 +147,6 @@ def kernel_array(x: np.ndarray) -> np.ndarray:
     if x.flags.c_contiguous and x.flags.writeable:
         return x
     return np.array(x, order="C")
-
-
-def square_matrices(name: str, A: np.ndarray) -> int:
-    """The order ``n`` of the stack ``A``; ``LinAlgError`` naming ``name`` if it is not square."""
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        raise np.linalg.LinAlgError(
-            f"{name}: needs square matrices (..., n, n), got an input of shape {A.shape}"
-        )
-    return A.shape[-1]
 
 
 def singular_error(name: str, shape: tuple[int, ...], what: str = "singular") -> Exception:

@@ -39,7 +39,7 @@ from kernels import products as kproducts
 from kernels import solve as ksolve
 from rules.arguments import refuse
 from rules.cotangents import KERNEL_DTYPES, as_array_cotangent, is_user_tangent
-from rules.linalg._stacks import adjoint, as_stack, check_shape, unstack
+from rules.linalg._stacks import adjoint, as_stack, check_shape, square_matrices, unstack
 from rules.linalg.products import KERNEL_MAX_ORDER, _matmul
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -237,13 +237,6 @@ def _small_matrices(X: np.ndarray) -> bool:
     return X.ndim >= 3 and X.shape[-1] <= KERNEL_MAX_ORDER
 
 
-def _square(name: str, a: Any) -> np.ndarray:
-    A = np.asarray(a)
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        raise np.linalg.LinAlgError(f"{name}: needs square matrices, got shape {A.shape}")
-    return A
-
-
 def _inverse(name: str, A: np.ndarray) -> np.ndarray:
     try:
         return np.linalg.inv(A)
@@ -326,7 +319,7 @@ def matrix_power_rrule(a: Any, n: int) -> tuple[np.ndarray, Any]:
     """
     name = "np.linalg.matrix_power"
     n = operator.index(n)
-    A = _square(name, a)
+    A = square_matrices(name, a)
     project_a = ProjectTo(a)
     if n == 0:
         Y = np.empty_like(A)
@@ -379,7 +372,7 @@ def matrix_power_frule(tangents: tuple[Any, Any, Any], a: Any, n: int) -> tuple[
     """
     name = "np.linalg.matrix_power"
     n = operator.index(n)
-    A = _square(name, a)
+    A = square_matrices(name, a)
     if n == 0:
         return np.linalg.matrix_power(A, 0), ZeroTangent()
     A_dot = unthunk(tangents[1])

@@ -38,18 +38,17 @@ from rules.linalg._stacks import (
     check_shape,
     kernel_operands,
     kernel_ready,
+    square_matrices,
     unstack,
 )
-from rules.linalg._systems import Layout, square_matrices
+from rules.linalg._systems import Layout
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 
 def _factor(name: str, A: Any, lower: bool) -> np.ndarray:
     """The lower (or upper) Cholesky factor of the dense ``A``, with errors naming ``name``."""
-    dense = np.asarray(A)
-    if dense.ndim < 2 or dense.shape[-1] != dense.shape[-2]:
-        raise np.linalg.LinAlgError(f"{name}: needs square matrices, got shape {dense.shape}")
+    dense = square_matrices(name, A)
     try:
         return np.linalg.cholesky(dense, upper=not lower)
     except np.linalg.LinAlgError as error:
@@ -211,8 +210,7 @@ def _cho_factor(A: Any, lower: bool, kwargs: dict[str, Any]) -> tuple[np.ndarray
     """``scipy.linalg.cho_factor(A, lower)``, with errors naming the function and the shape."""
     name = "scipy.linalg.cho_factor"
     _check_scipy_kwargs(name, A, kwargs)
-    dense = np.asarray(A)
-    square_matrices(name, dense)
+    dense = square_matrices(name, A)
     try:
         return sla.cho_factor(dense, lower=lower, check_finite=False)
     except np.linalg.LinAlgError as error:

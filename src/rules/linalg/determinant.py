@@ -58,14 +58,13 @@ import numpy as np
 
 from kernels import determinant as kdet
 from rules.cotangents import as_array_cotangent
-from rules.linalg._stacks import adjoint, check_shape
+from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import (
     BatchedLU,
     LapackLU,
     cast,
     kernel_array,
     linalg_dtypes,
-    square_matrices,
 )
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -87,7 +86,7 @@ def _stack(name: str, a: Any) -> tuple[np.ndarray, np.ndarray, np.dtype[Any]]:
     """``(A, stack, result)``: ``a`` in the kernel dtype, as a ``(s, n, n)`` stack, numpy's dtype."""
     A = a if type(a) is np.ndarray else np.asarray(a)
     work, result = linalg_dtypes(name, A.dtype)
-    n = square_matrices(name, A)
+    n = square_matrices(name, A).shape[-1]
     A = kernel_array(cast(A, work))
     return A, A.reshape(math.prod(A.shape[:-2]), n, n), result
 

@@ -60,7 +60,7 @@ import scipy.linalg as sla
 
 from rules.cotangents import as_array_cotangent
 from rules.linalg import matfun
-from rules.linalg._stacks import adjoint, check_shape
+from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.registry import frule, rrule
 from tangents import NoTangent, ProjectTo, unthunk
 
@@ -269,13 +269,6 @@ def _square_where(R: np.ndarray, active: np.ndarray) -> np.ndarray:
     return out
 
 
-def _check_square(A: np.ndarray) -> None:
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        raise np.linalg.LinAlgError(
-            f"scipy.linalg.expm: needs square matrices (..., n, n), got shape {A.shape}"
-        )
-
-
 def _output_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
     """The dtype ``scipy.linalg.expm`` returns: float16 and integers are promoted."""
     if dtype.kind in "fc":
@@ -299,7 +292,7 @@ def expm_rrule(A: Any) -> tuple[np.ndarray, Any]:
     if matfun.is_hermitian(A):
         return matfun.hermitian_rrule("scipy.linalg.expm", sla.expm, matfun.EXP, A)
     dense = np.asarray(A)
-    _check_square(dense)
+    square_matrices("scipy.linalg.expm", dense)
     pade = _pade(dense)
     out_dtype = _output_dtype(dense.dtype)
     X = pade.X.astype(out_dtype, copy=False)
@@ -325,7 +318,7 @@ def expm_frule(tangents: tuple[Any, Any], A: Any) -> tuple[np.ndarray, Any]:
     if matfun.is_hermitian(A):
         return matfun.hermitian_frule("scipy.linalg.expm", sla.expm, matfun.EXP, A, A_dot)
     dense = np.asarray(A)
-    _check_square(dense)
+    square_matrices("scipy.linalg.expm", dense)
     check_shape("scipy.linalg.expm pushforward", "the tangent", A_dot, dense.shape)
     pade = _pade(dense)
     X = pade.X.astype(_output_dtype(dense.dtype), copy=False)

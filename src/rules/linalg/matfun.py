@@ -72,7 +72,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.cotangents import as_array_cotangent
-from rules.linalg._stacks import adjoint, check_shape
+from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.registry import frule, rrule, split_cotangent
 from tangents import Hermitian, NoTangent, ProjectTo, Symmetric, Tangent, unthunk
 
@@ -138,15 +138,6 @@ class MatrixFunction:
 
 
 # --- shared helpers -------------------------------------------------------------------------------
-
-
-def _dense_square(name: str, A: Any) -> np.ndarray:
-    dense = np.asarray(A)
-    if dense.ndim < 2 or dense.shape[-1] != dense.shape[-2]:
-        raise np.linalg.LinAlgError(
-            f"{name}: needs square matrices (..., n, n), got shape {dense.shape}"
-        )
-    return dense
 
 
 def _double(X: np.ndarray) -> np.ndarray:
@@ -227,7 +218,7 @@ def hermitian_rrule(
     ``evaluate`` computes the primal from the dense matrix (scipy's function, so the output is
     exactly scipy's); :math:`\bar A = V (\bar\Gamma \circ V^H \bar Y V) V^H`, Hermitian.
     """
-    dense = _dense_square(name, A)
+    dense = square_matrices(name, A)
     Y = evaluate(dense)
     spectrum = _HermitianSpectrum(spec, dense)
     project_A, project_Y = ProjectTo(A), ProjectTo(_primary(Y))
@@ -248,7 +239,7 @@ def hermitian_frule(
 
     ``A`` as in :func:`hermitian_rrule`.
     """
-    dense = _dense_square(name, A)
+    dense = square_matrices(name, A)
     Y = evaluate(dense)
     E = _array(f"{name} pushforward", "tangent", A_dot, dense.shape)
     E = 0.5 * (E + adjoint(E))
@@ -304,7 +295,7 @@ def _general_rule(
     """The rrule of ``Y = f(A)``: Daleckii-Krein for Hermitian ``A``, else ``adjoint_frechet``."""
     if is_hermitian(A):
         return hermitian_rrule(name, evaluate, spec, A)
-    dense = _dense_square(name, A)
+    dense = square_matrices(name, A)
     Y = evaluate(dense)
     F = _primary(Y)
     project_A, project_Y = ProjectTo(A), ProjectTo(F)
@@ -329,7 +320,7 @@ def _general_frule(
     """The frule of ``Y = f(A)``: Daleckii-Krein for Hermitian ``A``, else ``frechet``."""
     if is_hermitian(A):
         return hermitian_frule(name, evaluate, spec, A, A_dot)
-    dense = _dense_square(name, A)
+    dense = square_matrices(name, A)
     Y = evaluate(dense)
     F = _primary(Y)
     E = _double(_array(f"{name} pushforward", "tangent", A_dot, dense.shape))

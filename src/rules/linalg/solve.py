@@ -51,7 +51,7 @@ import scipy.linalg as sla
 
 from kernels import solve as ksolve
 from rules.cotangents import as_array_cotangent
-from rules.linalg._stacks import adjoint, check_shape
+from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import (
     KINDS,
     STRUCTURES,
@@ -65,7 +65,6 @@ from rules.linalg._systems import (
     fold_cotangent,
     linalg_dtypes,
     read_matrix,
-    square_matrices,
 )
 from rules.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk

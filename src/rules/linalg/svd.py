@@ -86,7 +86,7 @@ from rules.linalg._spectral import (
     optional_cotangent,
     raise_if_gauge_dependent,
 )
-from rules.linalg._stacks import adjoint, as_stack, flat_batch
+from rules.linalg._stacks import adjoint, as_stack, flat_batch, square_matrices
 from rules.registry import frule, rrule, split_cotangent
 from tangents import NoTangent, ProjectTo, Tangent, unthunk
 
@@ -301,10 +301,8 @@ def _decompose(name: str, a: Any, full_matrices: bool, hermitian: bool, call: An
     dense = np.asarray(a)
     if dense.ndim < 2:
         raise np.linalg.LinAlgError(f"{name}: needs matrices (ndim >= 2), got shape {dense.shape}")
-    if hermitian and dense.shape[-1] != dense.shape[-2]:
-        raise np.linalg.LinAlgError(
-            f"{name}: hermitian=True needs square matrices, got shape {dense.shape}"
-        )
+    if hermitian:
+        square_matrices(f"{name} with hermitian=True", dense)
     try:
         return dense, call(dense, full_matrices)
     except np.linalg.LinAlgError as error:

@@ -98,3 +98,28 @@ def test_zero_size_inputs_work_where_numpy_does(rng, f, extra, shape):
 
 def _leaves(y):
     return list(y) if isinstance(y, tuple | list) else [y]
+
+
+@pytest.mark.parametrize(
+    ("f", "extra", "name"),
+    [
+        (np.linalg.inv, (), "np.linalg.inv"),
+        (np.linalg.det, (), "np.linalg.det"),
+        (np.linalg.solve, (np.ones(2),), "np.linalg.solve"),
+        (np.linalg.cholesky, (), "np.linalg.cholesky"),
+        (sla.cho_factor, (), "scipy.linalg.cho_factor"),
+        (np.linalg.eigh, (), "np.linalg.eigh"),
+        (np.linalg.eig, (), "np.linalg.eig"),
+        (np.linalg.matrix_power, (2,), "np.linalg.matrix_power"),
+        (sla.expm, (), "scipy.linalg.expm"),
+        (sla.sqrtm, (), "scipy.linalg.sqrtm"),
+        (sla.solve_triangular, (np.ones(2),), "scipy.linalg.solve_triangular"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None) if callable(v) else None,
+)
+def test_one_square_check_one_message(f, extra, name):
+    message = rf"^{name}: needs square matrices \(\.\.\., n, n\), got an input of shape \(2, 3\)$"
+    with pytest.raises(np.linalg.LinAlgError, match=message):
+        rrule(f, np.ones((2, 3)), *extra)
+    with pytest.raises(np.linalg.LinAlgError, match=message):
+        _stacks.square_matrices(name, np.ones((2, 3)))
