@@ -153,8 +153,19 @@ def singular_error(name: str, shape: tuple[int, ...], what: str = "singular") ->
     return np.linalg.LinAlgError(f"{name}: {what} matrix (input of shape {tuple(shape)})")
 
 
+_SCIPY_OPTIONS = frozenset({"overwrite_a", "overwrite_b", "check_finite"})
+
+
 def check_scipy_options(name: str, arrays: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """Refuse ``overwrite_*=True`` (a rule never modifies its inputs); honour ``check_finite``."""
+    """Check scipy's ``overwrite_a``/``overwrite_b``/``check_finite`` options of a rule.
+
+    Refuses ``overwrite_*=True`` (a rule never modifies its inputs) and any other keyword (a
+    ``TypeError`` as Python raises for an unexpected keyword argument, for rules that take
+    ``**kwargs``); honours ``check_finite`` on ``arrays``.
+    """
+    unknown = set(kwargs) - _SCIPY_OPTIONS
+    if unknown:
+        raise TypeError(f"{name} got unexpected keyword argument(s) {sorted(unknown)}")
     if any(kwargs.get(k) for k in ("overwrite_a", "overwrite_b")):
         raise ValueError(
             f"{name}: overwrite_a/overwrite_b=True is not differentiable (it mutates the input)"

@@ -41,7 +41,7 @@ from rules.linalg._stacks import (
     square_matrices,
     unstack,
 )
-from rules.linalg._systems import Layout
+from rules.linalg._systems import Layout, check_scipy_options
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
@@ -176,7 +176,7 @@ def scipy_cholesky_rrule(A: Any, lower: bool = False, **kwargs: Any) -> tuple[np
 
     ``overwrite_a`` is refused (a rule never modifies its input); ``check_finite`` is honoured.
     """
-    _check_scipy_kwargs("scipy.linalg.cholesky", A, kwargs)
+    check_scipy_options("scipy.linalg.cholesky", (A,), kwargs)
     return _cholesky_rule("scipy.linalg.cholesky", A, lower=lower)
 
 
@@ -185,22 +185,10 @@ def scipy_cholesky_frule(
     tangents: tuple[Any, Any], A: Any, lower: bool = False, **kwargs: Any
 ) -> tuple[Any, Any]:
     """Forward rule for ``scipy.linalg.cholesky``."""
-    _check_scipy_kwargs("scipy.linalg.cholesky", A, kwargs)
+    check_scipy_options("scipy.linalg.cholesky", (A,), kwargs)
     F = _factor("scipy.linalg.cholesky", A, lower)
     L = np.ascontiguousarray(F if lower else adjoint(F))
     return F, _tangent_of_factor(L, unthunk(tangents[1]), lower)
-
-
-def _check_scipy_kwargs(name: str, A: Any, kwargs: dict[str, Any]) -> None:
-    unknown = set(kwargs) - {"overwrite_a", "overwrite_b", "check_finite"}
-    if unknown:
-        raise TypeError(f"{name} got unexpected keyword argument(s) {sorted(unknown)}")
-    if kwargs.get("overwrite_a") or kwargs.get("overwrite_b"):
-        raise ValueError(
-            f"{name}: overwrite_a/overwrite_b=True is not differentiable (it mutates the input)"
-        )
-    if kwargs.get("check_finite", True) and not np.all(np.isfinite(np.asarray(A))):
-        raise ValueError(f"{name}: array must not contain infs or NaNs (check_finite=True)")
 
 
 # --- scipy.linalg.cho_factor / cho_solve ---------------------------------------------------------
@@ -209,7 +197,7 @@ def _check_scipy_kwargs(name: str, A: Any, kwargs: dict[str, Any]) -> None:
 def _cho_factor(A: Any, lower: bool, kwargs: dict[str, Any]) -> tuple[np.ndarray, Any]:
     """``scipy.linalg.cho_factor(A, lower)``, with errors naming the function and the shape."""
     name = "scipy.linalg.cho_factor"
-    _check_scipy_kwargs(name, A, kwargs)
+    check_scipy_options(name, (A,), kwargs)
     dense = square_matrices(name, A)
     try:
         return sla.cho_factor(dense, lower=lower, check_finite=False)
@@ -281,7 +269,7 @@ def _cho_solve_operands(
     name = "scipy.linalg.cho_solve"
     c, lower = c_and_lower
     c = np.asarray(c)
-    _check_scipy_kwargs(name, b, kwargs)
+    check_scipy_options(name, (b,), kwargs)
     flags = np.asarray(lower, dtype=bool)
     if flags.size == 0 or not (flags.all() or not flags.any()):
         raise ValueError(

@@ -151,3 +151,30 @@ def test_nan_in_nan_out():
     assert np.isnan(pullback(np.ones((3, 3)))[1]).any()
     _, L_dot = frule((NoTangent(), np.eye(3)), np.linalg.cholesky, A)
     assert np.isnan(L_dot).any()
+
+
+@pytest.mark.parametrize(
+    ("f", "args"),
+    [
+        (sla.cholesky, lambda A: (A,)),
+        (sla.cho_factor, lambda A: (A,)),
+        (sla.cho_solve, lambda A: ((np.eye(3), True), A[:, 0])),
+        (sla.solve, lambda A: (np.eye(3), A[:, 0])),
+        (sla.inv, lambda A: (A,)),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_scipy_options_are_checked_alike(spd, f, args):
+    # one check (rules.linalg._systems.check_scipy_options) for every scipy rule
+    name = f"scipy.linalg.{f.__name__}"
+    A = spd(np.float64, 3, 3)
+    bad = A.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match=rf"{name}: array must not contain infs or NaNs"):
+        rrule(f, *args(bad))
+    overwrite = "overwrite_b" if f in (sla.cho_solve,) else "overwrite_a"
+    with pytest.raises(ValueError, match=rf"{name}: overwrite_a/overwrite_b=True"):
+        rrule(f, *args(A), **{overwrite: True})
+    if f in (sla.cholesky, sla.cho_factor, sla.cho_solve):  # the rules taking **kwargs
+        with pytest.raises(TypeError, match=rf"{name} got unexpected keyword.*'bogus'"):
+            rrule(f, *args(A), bogus=1)
