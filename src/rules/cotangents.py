@@ -28,6 +28,7 @@ __all__ = [
     "KERNEL_DTYPES",
     "as_array_cotangent",
     "check_shape",
+    "conj",
     "is_kernel_array",
     "is_user_tangent",
 ]
@@ -105,3 +106,19 @@ def is_user_tangent(dx: Any) -> bool:
 def is_kernel_array(*arrays: Any) -> bool:
     """Whether every argument is an ndarray of a dtype the Numba kernels are compiled for."""
     return all(type(a) is np.ndarray and a.dtype in KERNEL_DTYPES for a in arrays)
+
+
+def conj(x: Any) -> Any:
+    """``conj(x)``, with no copy for real ndarrays; Python numbers stay Python numbers.
+
+    A Python ``int``/``float`` is returned as it is (numpy's weak scalar types, so a float32
+    operand stays float32 in the product it meets), a ``complex`` as a ``complex``. Other
+    tangent types need a ``conj`` method.
+    """
+    if type(x) is np.ndarray:
+        return x.conj() if x.dtype.kind == "c" else x
+    if isinstance(x, int | float):
+        return x
+    if isinstance(x, complex):
+        return x.conjugate()
+    return x.conj() if hasattr(x, "conj") else np.conj(x)

@@ -42,7 +42,7 @@ from kernels import lu as klu
 from kernels import solve as ksolve
 from kernels.triangular import solve_triangular_batched
 from rules.broadcasting import unbroadcast
-from rules.cotangents import as_array_cotangent
+from rules.cotangents import as_array_cotangent, conj
 from rules.linalg._stacks import adjoint
 
 __all__ = [
@@ -333,10 +333,6 @@ def fold_cotangent(G: Any, structure: str, operation: str) -> Any:
 # --- factorizations ----------------------------------------------------------------------------
 
 
-def _conj(X: np.ndarray) -> np.ndarray:
-    return X.conj() if np.iscomplexobj(X) else X
-
-
 class BatchedLU:
     """``A = P L U`` of a small stack in ``kernels.lu.lu_factor_batched`` format."""
 
@@ -429,7 +425,7 @@ class BatchedCholesky:
 
     def solve(self, B: np.ndarray, trans: int) -> np.ndarray:
         if trans == 1:  # A^T = conj(A)
-            return _conj(self.solve(_conj(B), 0))
+            return conj(self.solve(conj(B), 0))
         Y = solve_triangular_batched(self.L, B, True, 0, False)  # L^-1 B
         return solve_triangular_batched(self.L, Y, True, 2, False)  # L^-H L^-1 B
 
@@ -450,7 +446,7 @@ class LapackCholesky:
 
     def solve(self, B: np.ndarray, trans: int) -> np.ndarray:
         if trans == 1:
-            return _conj(self.solve(_conj(B), 0))
+            return conj(self.solve(conj(B), 0))
         X = np.empty_like(B)
         for t, c in enumerate(self.factors):
             X[t] = self.potrs(c, B[t], lower=True)[0]
@@ -478,7 +474,7 @@ class LapackLDL:
         if (trans == 1 and self.hermitian and np.iscomplexobj(B)) or (
             trans == 2 and not self.hermitian
         ):
-            return _conj(self.solve(_conj(B), 0))
+            return conj(self.solve(conj(B), 0))
         X = np.empty_like(B)
         for t, (ldu, ipiv) in enumerate(self.factors):
             X[t] = self.trs(ldu, ipiv, B[t], lower=True)[0]
