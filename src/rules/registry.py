@@ -133,15 +133,38 @@ def split_cotangent(y_bar: Any, n: int) -> tuple[Any, ...]:
     return parts
 
 
+_FUNCTION_TYPES = (
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    np.ufunc,
+    type(np.sum),  # numpy 2's array-function dispatchers (np.sum, np.linalg.solve): a __dict__
+    type,
+)
+
+
 def _is_plain_function(f: Any) -> bool:
-    """Functions, builtins, ufuncs and classes have no fields to differentiate."""
-    return isinstance(
-        f, types.FunctionType | types.BuiltinFunctionType | types.MethodType | np.ufunc | type
-    ) or not getattr(f, "__dict__", None)
+    """Functions, builtins, ufuncs, numpy's dispatchers and classes have no fields to differentiate.
+
+    Any other callable is an object with fields (in a ``__dict__`` or in ``__slots__``) unless
+    it has none set; only a plain function's cotangent is ``NoTangent()``.
+    """
+    if isinstance(f, _FUNCTION_TYPES):
+        return True
+    return not (getattr(f, "__dict__", None) or _has_slot_values(f))
+
+
+def _has_slot_values(f: Any) -> bool:
+    for cls in type(f).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if slot not in ("__dict__", "__weakref__") and hasattr(f, slot):
+                return True
+    return False
 
 
 def _positional_count(rule: Rule, skip: int) -> int | None:
-    """How many positional parameters ``rule`` has after ``skip``; ``None`` if it takes ``*args``."""
+    """How many positional parameters ``rule`` has after ``skip``; ``None`` for ``*args``."""
     try:
         parameters = list(inspect.signature(rule).parameters.values())[skip:]
     except (TypeError, ValueError):

@@ -120,6 +120,38 @@ def test_callable_objects_carry_a_structural_tangent():
         rrule.unregister(Scale)
 
 
+def test_zero_short_circuit_matches_the_normal_path_for_numpy_dispatchers():
+    # numpy 2's np.sum / np.linalg.* are dispatcher objects with a __dict__, yet plain functions
+    for f, x in [(np.sum, np.ones(3)), (np.linalg.det, np.eye(2))]:
+        _, pullback = rrule(f, x)
+        assert pullback(np.ones(np.shape(f(x))))[0] is NoTangent()
+        assert pullback(ZeroTangent())[0] is NoTangent()
+
+
+def test_a_callable_object_with_slots_gets_a_zero_cotangent():
+    class Scale:
+        __slots__ = ("factor",)
+
+        def __init__(self, factor):
+            self.factor = factor
+
+        def __call__(self, x):
+            return self.factor * x
+
+    @rrule.register_call(Scale)
+    def scale_rrule(scale, x):
+        def scale_pullback(y_bar):
+            return Tangent(Scale, factor=np.sum(x * y_bar)), scale.factor * y_bar
+
+        return scale(x), scale_pullback
+
+    try:
+        _, pullback = rrule(Scale(2.0), np.ones(3))
+        assert pullback(ZeroTangent())[0] is ZeroTangent()  # fields in __slots__: not NoTangent
+    finally:
+        rrule.unregister(Scale)
+
+
 def test_multi_output_cotangents():
     def two(x):
         return x, 2 * x
