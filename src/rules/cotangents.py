@@ -95,10 +95,10 @@ def is_user_tangent(dx: Any) -> bool:
     """Whether ``dx`` is a user's own tangent type, one :func:`as_array_cotangent` would refuse.
 
     That is anything but an ndarray, a number, a structured or sparse matrix, or one of the
-    library's symbolic tangents (zeros, thunks, ``NotImplementedTangent``, ``Tangent``);
-    subclasses of ``AbstractTangent`` defined outside the library count as user types. Rules whose ndarray path uses numpy functions but whose math is also a tangent
-    operation (``np.transpose`` of the last two axes is ``.mT``) take such a type down the
-    generic path instead of refusing it.
+    library's symbolic tangents (zeros, thunks, ``NotImplementedTangent``, ``Tangent``); subclasses
+    of ``AbstractTangent`` defined outside the library count as user types. Rules whose ndarray path
+    uses numpy functions but whose math is also a tangent operation (``np.transpose`` of the last
+    two axes is ``.mT``) take such a type down the generic path instead of refusing it.
     """
     return not isinstance(dx, _LIBRARY_TANGENTS) and not sp.issparse(dx)
 

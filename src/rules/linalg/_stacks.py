@@ -95,7 +95,7 @@ def flat_batch(x: np.ndarray, core: int) -> np.ndarray:
 
 
 def square_matrices(name: str, a: Any) -> np.ndarray:
-    """``a`` as an ndarray of square matrices ``(..., n, n)``; ``LinAlgError`` naming ``name`` if not.
+    """``a`` as an ndarray of square matrices ``(..., n, n)``, else ``LinAlgError`` naming ``name``.
 
     The one square check of the linear-algebra rules (one message for all of them). A plain
     ndarray is returned as it is, anything else (a structured matrix, a list) through
@@ -122,7 +122,7 @@ def adjoint(X: Any) -> Any:
 
 
 def kernel_ready(*arrays: Any) -> bool:
-    """Whether the arrays can go to a kernel as they are: plain writable ndarrays, one dtype, C order.
+    """Whether the arrays can go to a kernel as they are: writable ndarrays, one dtype, C order.
 
     The hot paths check this before anything else, so a small contiguous input pays no copies.
     """

@@ -291,7 +291,7 @@ KINDS = {"sym": "sym", "her": "her", "pos": "pos"}
 
 
 def _mask(X: np.ndarray, structure: str) -> np.ndarray:
-    """The entries of ``X`` that a diagonal, tridiagonal or triangular solver reads (a new array)."""
+    """The entries of ``X`` a diagonal, tridiagonal or triangular solver reads (a new array)."""
     if structure == "upper":
         return np.triu(X)
     if structure == "lower":

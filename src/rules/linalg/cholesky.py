@@ -122,7 +122,7 @@ def cholesky_pushforward_array(L: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
 
 
 def _lower_cotangent(name: str, F_bar: Any, shape: tuple[int, ...], lower: bool) -> np.ndarray:
-    """The cotangent of the lower factor, from the cotangent of the returned (lower or upper) one."""
+    """The cotangent of the lower factor, from that of the returned (lower or upper) one."""
     if type(F_bar) is not np.ndarray:
         F_bar = np.asarray(as_array_cotangent(F_bar, f"{name}'s pullback (triangular parts)"))
     check_shape(f"{name} pullback", "the cotangent", F_bar, shape)
@@ -320,7 +320,10 @@ def cho_solve_rrule(
 def cho_solve_frule(
     tangents: tuple[Any, Any, Any], c_and_lower: tuple[np.ndarray, Any], b: Any, **kwargs: Any
 ) -> tuple[Any, Any]:
-    r"""Forward rule for ``x = cho_solve((c, lower), b)``: :math:`\dot x = A^{-1}(\dot b - \dot A x)`."""
+    r"""Forward rule for ``x = cho_solve((c, lower), b)``.
+
+    :math:`\dot x = A^{-1}(\dot b - \dot A x)` with ``A_dot`` from the factor's tangent.
+    """
     c, lower, is_lower, x = _cho_solve_operands(c_and_lower, b, kwargs)
     _, cl_dot, b_dot = (unthunk(t) for t in tangents)
     c_dot = unthunk(split_cotangent(cl_dot, 2)[0])

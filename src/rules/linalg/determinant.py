@@ -83,7 +83,7 @@ stays on the LAPACK path.
 
 
 def _stack(name: str, a: Any) -> tuple[np.ndarray, np.ndarray, np.dtype[Any]]:
-    """``(A, stack, result)``: ``a`` in the kernel dtype, as a ``(s, n, n)`` stack, numpy's dtype."""
+    """``(A, stack, result)``: ``a`` in the kernel dtype, as an ``(s, n, n)`` stack, the dtype."""
     A = a if type(a) is np.ndarray else np.asarray(a)
     work, result = linalg_dtypes(name, A.dtype)
     n = square_matrices(name, A).shape[-1]
@@ -200,7 +200,10 @@ def det_rrule(a: Any, /) -> tuple[Any, Any]:
 
 @frule.register(np.linalg.det)
 def det_frule(tangents: tuple[Any, Any], a: Any, /) -> tuple[Any, Any]:
-    r"""Forward rule for ``np.linalg.det``: :math:`\dot{\det} = \mathrm{tr}(\mathrm{adj}(A)\dot A)`."""
+    r"""Forward rule for ``np.linalg.det``.
+
+    :math:`\dot{\det} = \mathrm{tr}(\mathrm{adj}(A)\dot A)` (module docstring).
+    """
     forward = _Det(a)
     return forward.y, forward.pushforward(unthunk(tangents[1]))
 
@@ -350,7 +353,7 @@ class _Slogdet:
 
 @rrule.register(np.linalg.slogdet)
 def slogdet_rrule(a: Any, /) -> tuple[Any, Any]:
-    r"""Reverse rule for ``np.linalg.slogdet``: :math:`\bar A = (\bar l + i\,\mathrm{Im}\,z) A^{-H}`.
+    r"""Reverse rule for ``np.linalg.slogdet``: :math:`\bar A = (\bar l + i\,\mathrm{Im}\,z)A^{-H}`.
 
     The cotangent is a ``Tangent(SlogdetResult, ...)`` or a plain ``(sign_bar,
     logabsdet_bar)`` tuple, either part possibly zero; see the module docstring.

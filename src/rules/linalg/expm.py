@@ -73,7 +73,10 @@ _THETA = {
     9: 2.097847961257068e0,
     13: 5.371920351148152e0,
 }
-"""Largest ``eta`` for which ``r_m`` is accurate to double precision (Al-Mohy and Higham 2009, Table 3.1)."""
+"""Largest ``eta`` for which ``r_m`` is accurate to double precision.
+
+Al-Mohy and Higham 2009, Table 3.1.
+"""
 
 _PADE = {
     3: (120.0, 60.0, 12.0, 1.0),

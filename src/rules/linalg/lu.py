@@ -12,14 +12,13 @@ derivative is the one-sided derivative of that branch). Square case (de Hoog, An
     \dot L = L\, \mathrm{tril}(F, -1), \quad \dot U = \mathrm{triu}(F)\, U, \qquad
     \bar A = P L^{-H} \big(\mathrm{tril}(L^H \bar L, -1) + \mathrm{triu}(\bar U U^H)\big) U^{-H}.
 
-Tall and wide matrices add the blocks ``L_2 = (P^T A)[k:] U^{-1}`` and ``U_2 = L^{-1} (P^T A)[:, k:]``
-(``kernels.lu`` has the block formulas). Only the free entries of ``L`` and ``U`` are read from
-their cotangents (the strict lower part of ``L``, the upper part of ``U``), which is what lets
-``lu_factor``'s packed ``lu`` matrix pass its cotangent as both (``rules.linalg.lu_packed``
-holds ``lu_factor`` and ``lu_solve``, the packed pair, on top of this module's
-:class:`_Factors`). ``P`` and ``perm`` are constant:
-their cotangents are ignored, and their tangents are ``ZeroTangent()`` (``P``) and
-``NoTangent()`` (the integer ``perm``/``piv``).
+Tall and wide matrices add the blocks ``L_2 = (P^T A)[k:] U^{-1}`` and
+``U_2 = L^{-1} (P^T A)[:, k:]`` (``kernels.lu`` has the block formulas). Only the free entries of
+``L`` and ``U`` are read from their cotangents (the strict lower part of ``L``, the upper part of
+``U``), which is what lets ``lu_factor``'s packed ``lu`` matrix pass its cotangent as both
+(``rules.linalg.lu_packed`` holds ``lu_factor`` and ``lu_solve``, the packed pair, on top of this
+module's :class:`_Factors`). ``P`` and ``perm`` are constant: their cotangents are ignored, and
+their tangents are ``ZeroTangent()`` (``P``) and ``NoTangent()`` (the integer ``perm``/``piv``).
 
 **Zero pivots** (an exact zero on the diagonal of ``U``). When it is the *last* pivot of a square
 or wide matrix nothing is divided by it, and the factorization is smooth there: a generic
@@ -331,9 +330,9 @@ def lu_rrule(
     """Reverse rule for ``scipy.linalg.lu(A)``; square, tall, wide, stacks.
 
     Outputs ``(P, L, U)``, ``(perm, L, U)`` with ``p_indices=True``, ``(P L, U)`` with
-    ``permute_l=True``. The cotangent of ``P`` or ``perm`` is ignored (both are constant). ``overwrite_a`` is
-    refused, ``check_finite`` honoured. See the module docstring for the formula and the policy
-    at zero pivots.
+    ``permute_l=True``. The cotangent of ``P`` or ``perm`` is ignored (both are constant).
+    ``overwrite_a`` is refused, ``check_finite`` honoured. See the module docstring for the formula
+    and the policy at zero pivots.
     """
     y, factors = _scipy_lu(A, permute_l, overwrite_a, check_finite, p_indices)
     project_A = ProjectTo(A)
@@ -362,7 +361,11 @@ def lu_frule(
     check_finite: bool = True,
     p_indices: bool = False,
 ) -> tuple[Any, Any]:
-    r"""Forward rule for ``scipy.linalg.lu``: :math:`\dot L = L\,\mathrm{tril}(F, -1)`, :math:`\dot U = \mathrm{triu}(F) U`."""
+    r"""Forward rule for ``scipy.linalg.lu``.
+
+    :math:`\dot L = L\,\mathrm{tril}(F, -1)`, :math:`\dot U = \mathrm{triu}(F) U` (module
+    docstring).
+    """
     y, factors = _scipy_lu(A, permute_l, overwrite_a, check_finite, p_indices)
     A_dot = _as_array("scipy.linalg.lu pushforward", tangents[1], factors.shape, "the tangent")
     L_dot, U_dot = factors.pushforward(A_dot)

@@ -1,4 +1,4 @@
-r"""Rules for primary matrix functions: ``scipy.linalg`` ``sqrtm``, ``logm``, ``cosm``, ``sinm``, ``funm``.
+r"""Rules for primary matrix functions: scipy's ``sqrtm``, ``logm``, ``cosm``, ``sinm``, ``funm``.
 
 (``expm`` has its own module, :mod:`rules.linalg.expm`, and reuses the Hermitian rule below.)
 
@@ -45,13 +45,13 @@ General (dense, structured non-Hermitian) input:
 
 Domains: ``sqrtm``/``logm`` of a real matrix with a negative eigenvalue return complex (scipy's
 principal branch); the rules then give complex tangents and real cotangents (``ProjectTo``), but
-eigenvalues on the closed negative real axis lie on the branch cut, where the derivative does
-not exist; a singular ``A`` makes ``sqrtm``/``logm`` derivatives inf/nan (``f'(0)`` is infinite).
-NaN in follows scipy: ``cosm`` and ``sinm`` give NaN out; ``sqrtm`` gives NaN out for a
-triangular ``A`` but passes on scipy's ``LinAlgError`` ("Internal error ...") for any other ``A``
-holding a NaN (scipy 1.17's Schur step fails); ``logm``/``funm`` raise scipy's ``ValueError``. Cotangents must be arrays (the formulas need
-elementwise products or LAPACK); user tangent types raise ``TypeError``. Stacks ``(..., n, n)``
-and float32 (kept, computed in double) are supported.
+eigenvalues on the closed negative real axis lie on the branch cut, where the derivative does not
+exist; a singular ``A`` makes ``sqrtm``/``logm`` derivatives inf/nan (``f'(0)`` is infinite). NaN in
+follows scipy: ``cosm`` and ``sinm`` give NaN out; ``sqrtm`` gives NaN out for a triangular ``A``
+but passes on scipy's ``LinAlgError`` ("Internal error ...") for any other ``A`` holding a NaN
+(scipy 1.17's Schur step fails); ``logm``/``funm`` raise scipy's ``ValueError``. Cotangents must be
+arrays (the formulas need elementwise products or LAPACK); user tangent types raise ``TypeError``.
+Stacks ``(..., n, n)`` and float32 (kept, computed in double) are supported.
 
 References
 ----------
@@ -116,7 +116,7 @@ SIN = ScalarFunction(np.sin, np.cos)
 
 
 class MatrixFunction:
-    """``func`` for ``scipy.linalg.funm`` together with its derivative, so ``funm`` is differentiable.
+    """``func`` for ``scipy.linalg.funm`` with its derivative, so that ``funm`` is differentiable.
 
     ``scipy.linalg.funm(A, MatrixFunction(np.exp, np.exp))`` computes the same as
     ``funm(A, np.exp)``; the rules read ``df`` (elementwise ``f'``, on complex arguments for
@@ -235,7 +235,7 @@ def hermitian_rrule(
 def hermitian_frule(
     name: str, evaluate: Callable[[np.ndarray], Any], spec: ScalarFunction, A: Any, A_dot: Any
 ) -> tuple[Any, Any]:
-    r"""Forward rule of ``Y = f(A)`` for a Hermitian ``A``: :math:`V (\Gamma \circ V^H \dot A V) V^H`.
+    r"""Forward rule of ``Y = f(A)`` for Hermitian ``A``: :math:`V (\Gamma \circ V^H \dot A V) V^H`.
 
     ``A`` as in :func:`hermitian_rrule`.
     """
@@ -379,7 +379,7 @@ def sqrtm_frule(tangents: tuple[Any, Any], A: Any, **kwargs: Any) -> tuple[Any, 
 
 @rrule.register(sla.logm)
 def logm_rrule(A: Any, **kwargs: Any) -> tuple[Any, Any]:
-    r"""Reverse rule for ``scipy.linalg.logm(A)``: :math:`\bar A = L_{\log}(A^H, \bar Y)` (block form)."""
+    r"""Reverse rule for ``scipy.linalg.logm(A)``: :math:`\bar A = L_{\log}(A^H, \bar Y)`."""
     evaluate = _scipy(sla.logm, **kwargs)
     return _general_rule("scipy.linalg.logm", evaluate, LOG, A, _block_rules(evaluate)[1])
 
@@ -394,7 +394,7 @@ def logm_frule(tangents: tuple[Any, Any], A: Any, **kwargs: Any) -> tuple[Any, A
 
 @rrule.register(sla.cosm)
 def cosm_rrule(A: Any) -> tuple[Any, Any]:
-    r"""Reverse rule for ``scipy.linalg.cosm(A)``: :math:`\bar A = L_{\cos}(A^H, \bar Y)` (block form)."""
+    r"""Reverse rule for ``scipy.linalg.cosm(A)``: :math:`\bar A = L_{\cos}(A^H, \bar Y)`."""
     return _general_rule("scipy.linalg.cosm", sla.cosm, COS, A, _block_rules(sla.cosm)[1])
 
 
@@ -407,7 +407,7 @@ def cosm_frule(tangents: tuple[Any, Any], A: Any) -> tuple[Any, Any]:
 
 @rrule.register(sla.sinm)
 def sinm_rrule(A: Any) -> tuple[Any, Any]:
-    r"""Reverse rule for ``scipy.linalg.sinm(A)``: :math:`\bar A = L_{\sin}(A^H, \bar Y)` (block form)."""
+    r"""Reverse rule for ``scipy.linalg.sinm(A)``: :math:`\bar A = L_{\sin}(A^H, \bar Y)`."""
     return _general_rule("scipy.linalg.sinm", sla.sinm, SIN, A, _block_rules(sla.sinm)[1])
 
 
@@ -451,7 +451,7 @@ def _funm_spec(func: Any) -> ScalarFunction:
 
 @rrule.register(sla.funm)
 def funm_rrule(A: Any, func: Any, disp: bool = True) -> tuple[Any, Any]:
-    r"""Reverse rule for ``scipy.linalg.funm(A, func, disp=True)``; ``func`` a :class:`MatrixFunction`.
+    r"""Reverse rule for ``scipy.linalg.funm(A, func, disp=True)``, ``func`` a MatrixFunction.
 
     :math:`\bar A = V^{-H} (\bar\Gamma \circ V^H \bar Y V^{-H}) V^H` with ``A = V diag(w) V^{-1}``;
     Daleckii-Krein for Hermitian input (:func:`is_hermitian`). ``func`` gets ``NoTangent()``; with
@@ -468,7 +468,10 @@ def funm_rrule(A: Any, func: Any, disp: bool = True) -> tuple[Any, Any]:
 
 @frule.register(sla.funm)
 def funm_frule(tangents: tuple[Any, ...], A: Any, func: Any, disp: bool = True) -> tuple[Any, Any]:
-    r"""Forward rule for ``scipy.linalg.funm``: :math:`\dot Y = V (\Gamma \circ V^{-1} \dot A V) V^{-1}`."""
+    r"""Forward rule for ``scipy.linalg.funm``.
+
+    :math:`\dot Y = V (\Gamma \circ V^{-1} \dot A V) V^{-1}`.
+    """
     spec = _funm_spec(func)
     evaluate = _scipy(sla.funm, func=func, disp=disp)
 
