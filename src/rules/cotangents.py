@@ -24,7 +24,14 @@ from tangents import (
     unthunk,
 )
 
-__all__ = ["KERNEL_DTYPES", "as_array_cotangent", "is_kernel_array", "is_user_tangent"]
+__all__ = [
+    "KERNEL_DTYPES",
+    "as_array_cotangent",
+    "check_shape",
+    "conj",
+    "is_kernel_array",
+    "is_user_tangent",
+]
 
 KERNEL_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.complex128))
 
@@ -74,14 +81,24 @@ def as_array_cotangent(dx: Any, operation: str) -> Any:
     )
 
 
+def check_shape(function: str, what: str, value: Any, shape: tuple[int, ...]) -> None:
+    """Raise ``ValueError`` naming ``function`` when a (co)tangent's shape differs from ``shape``.
+
+    Values without a ``shape`` (numbers, zeros) are not checked here.
+    """
+    got = getattr(value, "shape", None)
+    if got is not None and tuple(got) != tuple(shape):
+        raise ValueError(f"{function}: {what} has shape {tuple(got)}, expected {tuple(shape)}")
+
+
 def is_user_tangent(dx: Any) -> bool:
     """Whether ``dx`` is a user's own tangent type, one :func:`as_array_cotangent` would refuse.
 
     That is anything but an ndarray, a number, a structured or sparse matrix, or one of the
-    library's symbolic tangents (zeros, thunks, ``NotImplementedTangent``, ``Tangent``);
-    subclasses of ``AbstractTangent`` defined outside the library count as user types. Rules whose ndarray path uses numpy functions but whose math is also a tangent
-    operation (``np.transpose`` of the last two axes is ``.mT``) take such a type down the
-    generic path instead of refusing it.
+    library's symbolic tangents (zeros, thunks, ``NotImplementedTangent``, ``Tangent``); subclasses
+    of ``AbstractTangent`` defined outside the library count as user types. Rules whose ndarray path
+    uses numpy functions but whose math is also a tangent operation (``np.transpose`` of the last
+    two axes is ``.mT``) take such a type down the generic path instead of refusing it.
     """
     return not isinstance(dx, _LIBRARY_TANGENTS) and not sp.issparse(dx)
 
@@ -89,3 +106,19 @@ def is_user_tangent(dx: Any) -> bool:
 def is_kernel_array(*arrays: Any) -> bool:
     """Whether every argument is an ndarray of a dtype the Numba kernels are compiled for."""
     return all(type(a) is np.ndarray and a.dtype in KERNEL_DTYPES for a in arrays)
+
+
+def conj(x: Any) -> Any:
+    """``conj(x)``, with no copy for real ndarrays; Python numbers stay Python numbers.
+
+    A Python ``int``/``float`` is returned as it is (numpy's weak scalar types, so a float32
+    operand stays float32 in the product it meets), a ``complex`` as a ``complex``. Other
+    tangent types need a ``conj`` method.
+    """
+    if type(x) is np.ndarray:
+        return x.conj() if x.dtype.kind == "c" else x
+    if isinstance(x, int | float):
+        return x
+    if isinstance(x, complex):
+        return x.conjugate()
+    return x.conj() if hasattr(x, "conj") else np.conj(x)

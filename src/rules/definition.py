@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from rules.broadcasting import broadcast_tangent, unbroadcast
-from rules.cotangents import as_array_cotangent
-from rules.registry import frule, rrule
+from rules.cotangents import as_array_cotangent, conj
+from rules.registry import frule, function_name, rrule
 from tangents import (
     AbstractZero,
     NoTangent,
@@ -25,10 +25,6 @@ from tangents import (
 )
 
 __all__ = ["non_differentiable", "scalar_rule"]
-
-
-def _name(f: Any) -> str:
-    return getattr(f, "__name__", None) or type(f).__name__
 
 
 def non_differentiable(*fs: Any) -> None:
@@ -42,7 +38,7 @@ def non_differentiable(*fs: Any) -> None:
 
 
 def _register_non_differentiable(f: Any) -> None:
-    name = _name(f)
+    name = function_name(f)
 
     def non_differentiable_rrule(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         y = f(*args, **kwargs)
@@ -68,15 +64,6 @@ def _partials_tuple(partials: Any, n: int, name: str) -> tuple[Any, ...]:
     if not isinstance(partials, tuple) or len(partials) != n:
         raise ValueError(f"the partials of {name} must be a tuple of {n}, one per input")
     return partials
-
-
-def _conj(d: Any) -> Any:
-    """Conjugate a partial; Python numbers stay Python numbers (weak types keep float32 float32)."""
-    if isinstance(d, int | float):
-        return d
-    if isinstance(d, complex):
-        return d.conjugate()
-    return np.conj(d)
 
 
 def _constant(x: Any) -> bool:
@@ -112,7 +99,8 @@ def scalar_rule(f: Any, partials: Callable[..., Any], *, name: str | None = None
         ``partials(*args, y)`` returns :math:`\partial f/\partial x_i` evaluated at the inputs
         and the output ``y = f(*args)``: a single array for one input, a tuple for several.
     name : str, optional
-        Name used for the generated rules (default: ``f.__name__``).
+        Name used for the generated rules and messages (default:
+        :func:`rules.registry.function_name`, e.g. ``np.sin``).
 
     Notes
     -----
@@ -129,7 +117,7 @@ def scalar_rule(f: Any, partials: Callable[..., Any], *, name: str | None = None
     through :func:`rules.cotangents.as_array_cotangent` (a user's tangent type gets a
     ``TypeError`` naming the rule).
     """
-    rule_name = name or _name(f)
+    rule_name = name or function_name(f)
     pullback_operation = f"{rule_name}'s pullback (an elementwise product)"
     frule_operation = f"{rule_name}'s frule (an elementwise product)"
 
@@ -152,7 +140,7 @@ def scalar_rule(f: Any, partials: Callable[..., Any], *, name: str | None = None
                 if project is None:
                     cotangents.append(NoTangent())
                     continue
-                cotangents.append(project(unbroadcast(_conj(d) * y_bar, shape)))
+                cotangents.append(project(unbroadcast(conj(d) * y_bar, shape)))
             return tuple(cotangents)
 
         elementwise_pullback.__qualname__ = f"{rule_name}_pullback"

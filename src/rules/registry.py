@@ -12,6 +12,12 @@ tangent is ``ZeroTangent()``. A cotangent that is a thunk as a whole is evaluate
 pullback needs its value anyway), so a rule never receives a thunk of its whole cotangent nor a
 zero; components of a multi-output cotangent stay as given, thunks included.
 
+So is the shape of the cotangent of an array (or scalar) output: one whose ``shape`` differs from
+the output's raises ``ValueError`` naming the function and both shapes before the rule's pullback
+runs, instead of being broadcast or summed into a wrong answer (DESIGN.md section 3). Cotangents
+without a ``shape`` (numbers, zeros) and the components of multi-output cotangents are left to
+the rule.
+
 Fitting the cotangents to the call: a rule keeps its function's signature, options included
 (``def sum_rrule(a, axis=None, dtype=None, out=None, keepdims=False)``), and its pullback returns
 cotangents for its leading parameters, at least ``(f_bar, x1_bar)``. The registry then returns
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import numbers
 import sys
 import types
 from collections.abc import Callable
@@ -33,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from rules.cotangents import check_shape
 from tangents import (
     AbstractThunk,
     AbstractZero,
@@ -43,7 +51,15 @@ from tangents import (
     unthunk,
 )
 
-__all__ = ["RuleTable", "defer", "frule", "is_zero_cotangent", "rrule", "split_cotangent"]
+__all__ = [
+    "RuleTable",
+    "defer",
+    "frule",
+    "function_name",
+    "is_zero_cotangent",
+    "rrule",
+    "split_cotangent",
+]
 
 Rule = Callable[..., Any]
 
@@ -117,15 +133,38 @@ def split_cotangent(y_bar: Any, n: int) -> tuple[Any, ...]:
     return parts
 
 
+_FUNCTION_TYPES = (
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    np.ufunc,
+    type(np.sum),  # numpy 2's array-function dispatchers (np.sum, np.linalg.solve): a __dict__
+    type,
+)
+
+
 def _is_plain_function(f: Any) -> bool:
-    """Functions, builtins, ufuncs and classes have no fields to differentiate."""
-    return isinstance(
-        f, types.FunctionType | types.BuiltinFunctionType | types.MethodType | np.ufunc | type
-    ) or not getattr(f, "__dict__", None)
+    """Functions, builtins, ufuncs, numpy's dispatchers and classes have no fields to differentiate.
+
+    Any other callable is an object with fields (in a ``__dict__`` or in ``__slots__``) unless
+    it has none set; only a plain function's cotangent is ``NoTangent()``.
+    """
+    if isinstance(f, _FUNCTION_TYPES):
+        return True
+    return not (getattr(f, "__dict__", None) or _has_slot_values(f))
+
+
+def _has_slot_values(f: Any) -> bool:
+    for cls in type(f).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if slot not in ("__dict__", "__weakref__") and hasattr(f, slot):
+                return True
+    return False
 
 
 def _positional_count(rule: Rule, skip: int) -> int | None:
-    """How many positional parameters ``rule`` has after ``skip``; ``None`` if it takes ``*args``."""
+    """How many positional parameters ``rule`` has after ``skip``; ``None`` for ``*args``."""
     try:
         parameters = list(inspect.signature(rule).parameters.values())[skip:]
     except (TypeError, ValueError):
@@ -168,7 +207,7 @@ class RuleTable:
     def _check_new(self, table: dict[Any, Rule], key: Any, override: bool) -> None:
         if key in table and not override:
             raise ValueError(
-                f"an {self.kind} for {_name(key)} is already registered "
+                f"an {self.kind} for {function_name(key)} is already registered "
                 f"({table[key].__qualname__}); pass override=True to replace it"
             )
 
@@ -233,8 +272,31 @@ class RuleTable:
                 self._positional.pop(rule, None)
 
 
-def _name(f: Any) -> str:
-    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+def function_name(f: Any) -> str:
+    """The name of ``f`` for messages: ``np.sum``, ``np.linalg.solve``, ``scipy.linalg.expm``.
+
+    The module path drops its private parts (``scipy.linalg._matfuncs`` is ``scipy.linalg``,
+    ``_operator`` is ``operator``) and ``numpy`` reads ``np``; builtins and ``__main__`` give the
+    bare name, callables without a name their type's name.
+    """
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None)
+    if not isinstance(name, str):
+        return type(f).__name__
+    module = getattr(f, "__module__", None)
+    if not isinstance(module, str) or module == "builtins" or module.startswith("__"):
+        return name
+    first, *rest = module.split(".")
+    first = "np" if first == "numpy" else first.lstrip("_")
+    return ".".join([first, *(part for part in rest if not part.startswith("_")), name])
+
+
+def _output_shape(y: Any) -> tuple[int, ...] | None:
+    """The shape a cotangent of the output ``y`` must have; ``None`` when the rule checks it."""
+    if isinstance(y, np.ndarray | np.generic):
+        return y.shape
+    if isinstance(y, numbers.Number):
+        return ()
+    return None
 
 
 class _ReverseRules(RuleTable):
@@ -252,6 +314,7 @@ class _ReverseRules(RuleTable):
         y, pullback = result
         n_args = len(args)
         positional = self._positional.get(rule)
+        shape = _output_shape(y)
 
         def pullback_skipping_zeros(y_bar: Any) -> tuple[Any, ...]:
             if type(y_bar) is not np.ndarray and isinstance(y_bar, AbstractThunk):
@@ -260,6 +323,8 @@ class _ReverseRules(RuleTable):
                 y_bar = y_bar.unthunk()
             if is_zero_cotangent(y_bar):
                 return _zero_cotangents(f, n_args)
+            if shape is not None:
+                check_shape(f"{function_name(f)} pullback", "the cotangent", y_bar, shape)
             return _fit_to_call(pullback(y_bar), n_args, positional)
 
         # Tracebacks and reprs show the rule's own pullback name.
@@ -276,7 +341,7 @@ class _ForwardRules(RuleTable):
         if not isinstance(tangents, tuple) or len(tangents) != len(args) + 1:
             got = len(tangents) if isinstance(tangents, tuple) else type(tangents).__name__
             raise ValueError(
-                f"frule for {_name(f)} needs a tuple of {len(args) + 1} tangents "
+                f"frule for {function_name(f)} needs a tuple of {len(args) + 1} tangents "
                 f"(f_dot, one per positional argument), got {got}"
             )
         if all(isinstance(t, AbstractZero) for t in tangents):

@@ -155,7 +155,8 @@ def subtract(a: Any, b: Any) -> Any:
 # --- * ------------------------------------------------------------------------------------------
 
 
-def _is_scalar(x: Any) -> bool:
+def is_scalar(x: Any) -> bool:
+    """Whether ``x`` is a scalar that may scale a tangent: a number or a 0-d array."""
     return isinstance(x, numbers.Number) or (isinstance(x, np.ndarray) and x.ndim == 0)
 
 
@@ -173,7 +174,7 @@ def multiply(a: Any, b: Any) -> Any:
         return multiply(unthunk(a), unthunk(b))
     if isinstance(a, Tangent) or isinstance(b, Tangent):
         t, s = (a, b) if isinstance(a, Tangent) else (b, a)
-        if not _is_scalar(s):
+        if not is_scalar(s):
             raise TypeError(
                 f"a Tangent can only be scaled by a number, not multiplied by {type(s).__name__}"
             )
@@ -226,7 +227,7 @@ def divide(a: Any, b: Any) -> Any:
     if isinstance(b, Tangent):
         raise TypeError("cannot divide by a structural Tangent")
     if isinstance(a, Tangent):
-        if not _is_scalar(b):
+        if not is_scalar(b):
             raise TypeError(f"a Tangent can only be divided by a number, not by {type(b).__name__}")
         return _map(a, lambda v: divide(v, b))
     return operator.truediv(a, b)

@@ -15,12 +15,12 @@ zeros and thunks handle them (``Diagonal(d) + ZeroTangent()`` is the ``Diagonal`
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 from scipy.linalg import blas
 
+from tangents.arithmetic import is_scalar
 from tangents.base import AbstractTangent
 
 __all__ = [
@@ -31,10 +31,6 @@ __all__ = [
     "Symmetric",
     "UpperTriangular",
 ]
-
-
-def _is_scalar(x: Any) -> bool:
-    return isinstance(x, numbers.Number) or (isinstance(x, np.ndarray) and x.ndim == 0)
 
 
 def _square_stack(A: Any, name: str) -> np.ndarray:
@@ -131,17 +127,17 @@ class StructuredMatrix(AbstractTangent):
         return self._binary(other, np.subtract, reflected=True)
 
     def __mul__(self, other: Any) -> Any:
-        if not _is_scalar(other):
+        if not is_scalar(other):
             return NotImplemented
         return self._map(lambda data: data * other)
 
     def __rmul__(self, other: Any) -> Any:
-        if not _is_scalar(other):
+        if not is_scalar(other):
             return NotImplemented
         return self._map(lambda data: other * data)
 
     def __truediv__(self, other: Any) -> Any:
-        if not _is_scalar(other):
+        if not is_scalar(other):
             return NotImplemented
         return self._map(lambda data: data / other)
 
@@ -398,16 +394,16 @@ class Hermitian(Symmetric):
         return self.conj()
 
     def __mul__(self, other: Any) -> Any:
-        if _is_scalar(other) and np.iscomplexobj(other):
+        if is_scalar(other) and np.iscomplexobj(other):
             return self.dense() * other  # a complex multiple is no longer Hermitian
         return super().__mul__(other)
 
     def __rmul__(self, other: Any) -> Any:
-        if _is_scalar(other) and np.iscomplexobj(other):
+        if is_scalar(other) and np.iscomplexobj(other):
             return other * self.dense()
         return super().__rmul__(other)
 
     def __truediv__(self, other: Any) -> Any:
-        if _is_scalar(other) and np.iscomplexobj(other):
+        if is_scalar(other) and np.iscomplexobj(other):
             return self.dense() / other
         return super().__truediv__(other)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rules.cotangents import as_array_cotangent, is_user_tangent
+from rules.cotangents import as_array_cotangent, conj, is_user_tangent
 from tangents import (
     AbstractTangent,
     Diagonal,
@@ -54,3 +54,15 @@ def test_arrays_structured_and_sparse_become_arrays():
     np.testing.assert_array_equal(as_array_cotangent(sp.csr_array(np.eye(2)), "x"), np.eye(2))
     x = np.ones(3)
     assert as_array_cotangent(Thunk(lambda: x), "x") is x
+
+
+def test_conj_keeps_weak_scalars_and_real_arrays():
+    x = np.ones(3, np.float32)
+    assert conj(x) is x  # no copy for a real ndarray
+    assert type(conj(2.0)) is float  # weak types stay weak
+    assert type(conj(2)) is int
+    assert conj(1 + 2j) == 1 - 2j
+    assert type(conj(1 + 2j)) is complex
+    np.testing.assert_array_equal(conj(np.array([1j])), [-1j])
+    assert conj(np.float32(3)).dtype == np.float32
+    assert (conj(x) * 2.0).dtype == np.float32

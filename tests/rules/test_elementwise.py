@@ -2,6 +2,7 @@
 it) complex128, broadcasting, Python scalars, the operator functions and degenerate points."""
 
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -230,3 +231,24 @@ def test_broadcasting_a_user_tangent_type_is_refused_by_name(rng, user_tangent):
     x, b = rng.standard_normal((2, 3)), rng.standard_normal(3)
     with pytest.raises(TypeError, match=r"np\.add's frule \(broadcasting a tangent\)"):
         frule((NoTangent(), ZeroTangent(), user_tangent(np.ones(3))), np.add, x, b)
+
+
+@pytest.mark.parametrize(
+    ("f", "n_args", "bad"),
+    [
+        (np.sin, 1, (2, 3)),  # summed away before: 2 cos(x)
+        (np.exp, 1, (1,)),  # broadcast before
+        (np.multiply, 2, (2, 3)),
+        (np.add, 2, (2, 3)),
+        (np.negative, 1, (5, 3)),
+        (operator.mul, 2, (2, 3)),
+    ],
+    ids=lambda v: getattr(v, "__name__", str(v)),
+)
+def test_a_cotangent_of_the_wrong_shape_is_refused(f, n_args, bad):
+    x = np.array([0.1, 0.2, 0.3])
+    _, pullback = rrule(f, *(x,) * n_args)
+    name = f"{'operator' if f is operator.mul else 'np'}.{f.__name__}"
+    message = re.escape(f"{name} pullback: the cotangent has shape {bad}, expected (3,)")
+    with pytest.raises(ValueError, match=message):
+        pullback(np.ones(bad))

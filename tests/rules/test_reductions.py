@@ -221,3 +221,13 @@ def test_pullback_is_the_adjoint_of_the_pushforward_for_any_axes(axes, keepdims,
     _, y_dot = frule((NoTangent(), x_dot), f, x, axis=axis, keepdims=keepdims)
     x_bar = pullback(y_bar)[1]
     np.testing.assert_allclose(np.vdot(y_bar, y_dot), np.vdot(x_bar, x_dot))
+
+
+@pytest.mark.parametrize("f", [np.sum, np.mean, np.prod, np.max])
+def test_a_cotangent_of_the_wrong_shape_is_refused_by_name(f):
+    _, pullback = rrule(f, np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match=rf"np.{f.__name__} pullback.*\(3,\).*expected \(\)"):
+        pullback(np.ones(3))
+    _, pullback = rrule(f, np.ones((2, 3)), axis=0)
+    with pytest.raises(ValueError, match=r"pullback.*\(2, 3\).*expected \(3,\)"):
+        pullback(np.ones((2, 3)))

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from rules import frule, is_zero_cotangent, non_differentiable, rrule, split_cotangent
+from rules.registry import function_name
 from tangents import NoTangent, Tangent, Thunk, ZeroTangent
 
 
@@ -115,6 +116,38 @@ def test_callable_objects_carry_a_structural_tangent():
         assert (
             pullback(ZeroTangent())[0] is ZeroTangent()
         )  # an object with fields: zero, not NoTangent
+    finally:
+        rrule.unregister(Scale)
+
+
+def test_zero_short_circuit_matches_the_normal_path_for_numpy_dispatchers():
+    # numpy 2's np.sum / np.linalg.* are dispatcher objects with a __dict__, yet plain functions
+    for f, x in [(np.sum, np.ones(3)), (np.linalg.det, np.eye(2))]:
+        _, pullback = rrule(f, x)
+        assert pullback(np.ones(np.shape(f(x))))[0] is NoTangent()
+        assert pullback(ZeroTangent())[0] is NoTangent()
+
+
+def test_a_callable_object_with_slots_gets_a_zero_cotangent():
+    class Scale:
+        __slots__ = ("factor",)
+
+        def __init__(self, factor):
+            self.factor = factor
+
+        def __call__(self, x):
+            return self.factor * x
+
+    @rrule.register_call(Scale)
+    def scale_rrule(scale, x):
+        def scale_pullback(y_bar):
+            return Tangent(Scale, factor=np.sum(x * y_bar)), scale.factor * y_bar
+
+        return scale(x), scale_pullback
+
+    try:
+        _, pullback = rrule(Scale(2.0), np.ones(3))
+        assert pullback(ZeroTangent())[0] is ZeroTangent()  # fields in __slots__: not NoTangent
     finally:
         rrule.unregister(Scale)
 
@@ -284,3 +317,39 @@ def test_unregister_forgets_the_rule_entirely(registered):
     assert cube not in rrule
     assert cube_rrule not in rrule._positional
     assert registry.is_zero_cotangent([ZeroTangent(), NoTangent()])
+
+
+def test_the_cotangent_of_an_array_output_must_have_its_shape(registered):
+    calls = []
+
+    def f(x):
+        return 2 * x
+
+    def f_rrule(x):
+        def f_pullback(y_bar):
+            calls.append(y_bar)
+            return NoTangent(), 2 * y_bar
+
+        return 2 * x, f_pullback
+
+    registered(rrule, f)(f_rrule)
+    _, pullback = rrule(f, np.ones(3))
+    for bad in (np.ones((2, 3)), np.ones(1), np.ones(())):
+        with pytest.raises(
+            ValueError, match=r"f pullback: the cotangent has shape .*expected \(3,\)"
+        ):
+            pullback(bad)
+    assert calls == []  # refused before the rule's pullback ran
+    pullback(Thunk(lambda: np.ones(3)))  # shapeless cotangents and thunks of the right shape pass
+    assert pullback(ZeroTangent())[1] == ZeroTangent()
+
+
+def test_function_names_in_messages():
+    import operator
+
+    import scipy.linalg as sla
+
+    assert function_name(np.sum) == "np.sum"
+    assert function_name(np.linalg.solve) == "np.linalg.solve"
+    assert function_name(sla.expm) == "scipy.linalg.expm"
+    assert function_name(operator.getitem) == "operator.getitem"

@@ -167,3 +167,12 @@ def test_a_sparse_cotangent_of_a_transpose_is_made_dense(rng):
     _, pullback = rrule(np.transpose, rng.standard_normal((2, 3)))
     y_bar = sp.csr_array(rng.standard_normal((3, 2)))
     np.testing.assert_array_equal(pullback(y_bar)[1], y_bar.toarray().T)
+
+
+def test_a_cotangent_of_the_wrong_shape_is_refused_by_name():
+    _, pullback = rrule(np.reshape, np.ones((2, 3, 3)), (6, 3))
+    with pytest.raises(ValueError, match=r"np.reshape pullback.*\(3, 6\).*expected \(6, 3\)"):
+        pullback(np.ones((3, 6)))
+    _, pullback = rrule(np.transpose, np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"np.transpose pullback.*\(3, 2, 1\).*\(3, 2\)"):
+        pullback(np.ones((3, 2, 1)))

@@ -23,6 +23,7 @@ import numpy as np
 
 from kernels._spectral import default_rtol
 from rules.cotangents import as_array_cotangent
+from rules.linalg._stacks import square_matrices
 from tangents import AbstractZero, unthunk
 
 __all__ = [
@@ -55,10 +56,7 @@ def gauge_rtol(dtype: Any) -> float:
 
 def square_input(name: str, A: Any) -> np.ndarray:
     """``A`` as a dense array of square matrices, or ``LinAlgError`` naming ``name`` and the shape."""
-    dense = np.asarray(A)
-    if dense.ndim < 2 or dense.shape[-1] != dense.shape[-2]:
-        raise np.linalg.LinAlgError(f"{name}: needs square matrices, got shape {dense.shape}")
-    return dense
+    return square_matrices(name, A)
 
 
 def optional_cotangent(

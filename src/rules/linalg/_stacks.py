@@ -8,20 +8,23 @@ normalise operands the way kernels expect them: one dtype, C-contiguous, stacks 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from rules.cotangents import KERNEL_DTYPES
+from rules.cotangents import KERNEL_DTYPES, check_shape
 from tangents import unthunk
 
 __all__ = [
     "adjoint",
     "as_stack",
     "check_shape",
+    "flat_batch",
     "kernel_dtype",
     "kernel_operands",
     "kernel_ready",
+    "square_matrices",
     "unstack",
 ]
 
@@ -78,22 +81,37 @@ def kernel_operands(*xs: Any, dtype: Any = None) -> tuple[np.ndarray, ...] | Non
 
 def as_stack(x: np.ndarray) -> np.ndarray:
     """``(..., m, n)`` as a C-contiguous ``(b, m, n)`` stack (a view when already contiguous)."""
-    return np.ascontiguousarray(x).reshape(-1, *x.shape[-2:])
+    return flat_batch(np.ascontiguousarray(x), 2)
+
+
+def flat_batch(x: np.ndarray, core: int) -> np.ndarray:
+    """``x`` with its batch axes (all but the last ``core``) flattened into one: ``(b, *core)``.
+
+    ``b`` is the product of the batch axes, not ``-1``: with a zero-size core (a ``(3, 0, 0)``
+    stack) numpy cannot infer it.
+    """
+    shape = x.shape[x.ndim - core :]
+    return x.reshape(math.prod(x.shape[: x.ndim - core]), *shape)
+
+
+def square_matrices(name: str, a: Any) -> np.ndarray:
+    """``a`` as an ndarray of square matrices ``(..., n, n)``, else ``LinAlgError`` naming ``name``.
+
+    The one square check of the linear-algebra rules (one message for all of them). A plain
+    ndarray is returned as it is, anything else (a structured matrix, a list) through
+    ``np.asarray``.
+    """
+    A = a if type(a) is np.ndarray else np.asarray(a)
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise np.linalg.LinAlgError(
+            f"{name}: needs square matrices (..., n, n), got an input of shape {A.shape}"
+        )
+    return A
 
 
 def unstack(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """A ``(b, m, n)`` kernel result back in the batch shape ``shape[:-2]``."""
     return x.reshape(*shape[:-2], *x.shape[-2:])
-
-
-def check_shape(function: str, what: str, value: Any, shape: tuple[int, ...]) -> None:
-    """Raise ``ValueError`` naming ``function`` when a (co)tangent's shape differs from ``shape``.
-
-    Values without a ``shape`` (numbers, zeros) are not checked here.
-    """
-    got = getattr(value, "shape", None)
-    if got is not None and tuple(got) != tuple(shape):
-        raise ValueError(f"{function}: {what} has shape {tuple(got)}, expected {tuple(shape)}")
 
 
 def adjoint(X: Any) -> Any:
@@ -104,7 +122,7 @@ def adjoint(X: Any) -> Any:
 
 
 def kernel_ready(*arrays: Any) -> bool:
-    """Whether the arrays can go to a kernel as they are: plain writable ndarrays, one dtype, C order.
+    """Whether the arrays can go to a kernel as they are: writable ndarrays, one dtype, C order.
 
     The hot paths check this before anything else, so a small contiguous input pays no copies.
     """

@@ -15,10 +15,11 @@ forward with :math:`\dot C = \dot X Y + X \dot Y`.
 
 Generic path: only ``@``, ``+``, unary ``-`` and :func:`rules.linalg._stacks.adjoint`, so any
 cotangent type with ``@`` flows through (a low-rank cotangent of ``multi_dot`` stays low rank and
-makes the pullback cheaper), and so does a tangent type through the pushforwards; a vector first
-or last factor of ``multi_dot`` needs an array (co)tangent (it is reshaped). Kernel path: ``matrix_power`` of a stack of matrices up to 4x4 runs
-each node through the batched product kernels (``kernels.products``) and a negative power's
-inverse through ``kernels.solve``. ``multi_dot`` takes single matrices only, so it is BLAS-bound.
+makes the pullback cheaper), and so does a tangent type through the pushforwards; a vector first or
+last factor of ``multi_dot`` needs an array (co)tangent (it is reshaped). Kernel path:
+``matrix_power`` of a stack of matrices up to 4x4 runs each node through the batched product kernels
+(``kernels.products``) and a negative power's inverse through ``kernels.solve``. ``multi_dot`` takes
+single matrices only, so it is BLAS-bound.
 
 References
 ----------
@@ -39,7 +40,7 @@ from kernels import products as kproducts
 from kernels import solve as ksolve
 from rules.arguments import refuse
 from rules.cotangents import KERNEL_DTYPES, as_array_cotangent, is_user_tangent
-from rules.linalg._stacks import adjoint, as_stack, check_shape, unstack
+from rules.linalg._stacks import adjoint, as_stack, check_shape, square_matrices, unstack
 from rules.linalg.products import KERNEL_MAX_ORDER, _matmul
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -82,7 +83,8 @@ def _chain_factors(name: str, arrays: Any) -> tuple[list[Any], bool, bool]:
     for f in factors:
         if np.ndim(f) != 2:
             raise ValueError(
-                f"{name}: the arrays must be 2-D (the first and last may be 1-D), got shapes {shapes}"
+                f"{name}: the arrays must be 2-D (the first and last may be 1-D), "
+                f"got shapes {shapes}"
             )
     for left, right in itertools.pairwise(factors):
         if np.shape(left)[1] != np.shape(right)[0]:
@@ -110,7 +112,7 @@ class _Chain:
         return self.products[(i, j)]
 
     def pullback(self, i: int, j: int, C_bar: Any, bars: list[Any]) -> None:
-        """Write the cotangents of factors ``i..j`` into ``bars``, given their product's ``C_bar``."""
+        """Write the cotangents of factors ``i..j`` into ``bars`` from their product's ``C_bar``."""
         if i == j:
             bars[i] = C_bar
             return
@@ -179,7 +181,9 @@ def multi_dot_rrule(arrays: Any, *, out: Any = None) -> tuple[Any, Any]:
 
 @frule.register(np.linalg.multi_dot)
 def multi_dot_frule(tangents: tuple[Any, Any], arrays: Any, *, out: Any = None) -> tuple[Any, Any]:
-    r"""Forward rule for ``np.linalg.multi_dot``: :math:`\dot y = \sum_i A_1 \cdots \dot A_i \cdots A_k`.
+    r"""Forward rule for ``np.linalg.multi_dot``.
+
+    :math:`\dot y = \sum_i A_1 \cdots \dot A_i \cdots A_k`.
 
     The tangent of the list is a ``Tangent(tuple, ...)`` or a tuple/list of the factors' tangents.
     """
@@ -204,7 +208,7 @@ def multi_dot_frule(tangents: tuple[Any, Any], arrays: Any, *, out: Any = None) 
 
 
 def _power_program(n: int) -> tuple[list[tuple[int, int]], int]:
-    """The steps of numpy's evaluation of ``B^n`` (``n >= 1``) as products ``values[l] @ values[r]``.
+    """The steps of numpy's evaluation of ``B^n`` (``n >= 1``): products ``values[l] @ values[r]``.
 
     ``values[0]`` is ``B``; each step appends one product; returns the steps and the index of the
     result. The same steps as ``np.linalg.matrix_power``: ``B``, ``B B``, ``(B B) B`` for
@@ -235,13 +239,6 @@ def _power_program(n: int) -> tuple[list[tuple[int, int]], int]:
 def _small_matrices(X: np.ndarray) -> bool:
     """A stack of matrices at most ``KERNEL_MAX_ORDER`` on a side (all operands share its shape)."""
     return X.ndim >= 3 and X.shape[-1] <= KERNEL_MAX_ORDER
-
-
-def _square(name: str, a: Any) -> np.ndarray:
-    A = np.asarray(a)
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        raise np.linalg.LinAlgError(f"{name}: needs square matrices, got shape {A.shape}")
-    return A
 
 
 def _inverse(name: str, A: np.ndarray) -> np.ndarray:
@@ -326,7 +323,7 @@ def matrix_power_rrule(a: Any, n: int) -> tuple[np.ndarray, Any]:
     """
     name = "np.linalg.matrix_power"
     n = operator.index(n)
-    A = _square(name, a)
+    A = square_matrices(name, a)
     project_a = ProjectTo(a)
     if n == 0:
         Y = np.empty_like(A)
@@ -379,7 +376,7 @@ def matrix_power_frule(tangents: tuple[Any, Any, Any], a: Any, n: int) -> tuple[
     """
     name = "np.linalg.matrix_power"
     n = operator.index(n)
-    A = _square(name, a)
+    A = square_matrices(name, a)
     if n == 0:
         return np.linalg.matrix_power(A, 0), ZeroTangent()
     A_dot = unthunk(tangents[1])

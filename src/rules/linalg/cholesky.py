@@ -30,6 +30,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import cholesky as kcholesky
+from rules.broadcasting import unbroadcast
 from rules.cotangents import as_array_cotangent
 from rules.linalg._stacks import (
     adjoint,
@@ -37,17 +38,17 @@ from rules.linalg._stacks import (
     check_shape,
     kernel_operands,
     kernel_ready,
+    square_matrices,
     unstack,
 )
+from rules.linalg._systems import Layout, check_scipy_options
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 
 def _factor(name: str, A: Any, lower: bool) -> np.ndarray:
     """The lower (or upper) Cholesky factor of the dense ``A``, with errors naming ``name``."""
-    dense = np.asarray(A)
-    if dense.ndim < 2 or dense.shape[-1] != dense.shape[-2]:
-        raise np.linalg.LinAlgError(f"{name}: needs square matrices, got shape {dense.shape}")
+    dense = square_matrices(name, A)
     try:
         return np.linalg.cholesky(dense, upper=not lower)
     except np.linalg.LinAlgError as error:
@@ -121,7 +122,7 @@ def cholesky_pushforward_array(L: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
 
 
 def _lower_cotangent(name: str, F_bar: Any, shape: tuple[int, ...], lower: bool) -> np.ndarray:
-    """The cotangent of the lower factor, from the cotangent of the returned (lower or upper) one."""
+    """The cotangent of the lower factor, from that of the returned (lower or upper) one."""
     if type(F_bar) is not np.ndarray:
         F_bar = np.asarray(as_array_cotangent(F_bar, f"{name}'s pullback (triangular parts)"))
     check_shape(f"{name} pullback", "the cotangent", F_bar, shape)
@@ -175,7 +176,7 @@ def scipy_cholesky_rrule(A: Any, lower: bool = False, **kwargs: Any) -> tuple[np
 
     ``overwrite_a`` is refused (a rule never modifies its input); ``check_finite`` is honoured.
     """
-    _check_scipy_kwargs("scipy.linalg.cholesky", A, kwargs)
+    check_scipy_options("scipy.linalg.cholesky", (A,), kwargs)
     return _cholesky_rule("scipy.linalg.cholesky", A, lower=lower)
 
 
@@ -184,25 +185,24 @@ def scipy_cholesky_frule(
     tangents: tuple[Any, Any], A: Any, lower: bool = False, **kwargs: Any
 ) -> tuple[Any, Any]:
     """Forward rule for ``scipy.linalg.cholesky``."""
-    _check_scipy_kwargs("scipy.linalg.cholesky", A, kwargs)
+    check_scipy_options("scipy.linalg.cholesky", (A,), kwargs)
     F = _factor("scipy.linalg.cholesky", A, lower)
     L = np.ascontiguousarray(F if lower else adjoint(F))
     return F, _tangent_of_factor(L, unthunk(tangents[1]), lower)
 
 
-def _check_scipy_kwargs(name: str, A: Any, kwargs: dict[str, Any]) -> None:
-    unknown = set(kwargs) - {"overwrite_a", "overwrite_b", "check_finite"}
-    if unknown:
-        raise TypeError(f"{name} got unexpected keyword argument(s) {sorted(unknown)}")
-    if kwargs.get("overwrite_a") or kwargs.get("overwrite_b"):
-        raise ValueError(
-            f"{name}: overwrite_a/overwrite_b=True is not differentiable (it mutates the input)"
-        )
-    if kwargs.get("check_finite", True) and not np.all(np.isfinite(np.asarray(A))):
-        raise ValueError(f"{name}: array must not contain infs or NaNs (check_finite=True)")
-
-
 # --- scipy.linalg.cho_factor / cho_solve ---------------------------------------------------------
+
+
+def _cho_factor(A: Any, lower: bool, kwargs: dict[str, Any]) -> tuple[np.ndarray, Any]:
+    """``scipy.linalg.cho_factor(A, lower)``, with errors naming the function and the shape."""
+    name = "scipy.linalg.cho_factor"
+    check_scipy_options(name, (A,), kwargs)
+    dense = square_matrices(name, A)
+    try:
+        return sla.cho_factor(dense, lower=lower, check_finite=False)
+    except np.linalg.LinAlgError as error:
+        raise np.linalg.LinAlgError(f"{name}: {error} (input of shape {dense.shape})") from None
 
 
 @rrule.register(sla.cho_factor)
@@ -215,8 +215,7 @@ def cho_factor_rrule(
     scipy returns it), so the cotangent of that other part flows straight back to ``A``; the
     result is symmetrised like every Cholesky cotangent.
     """
-    _check_scipy_kwargs("scipy.linalg.cho_factor", A, kwargs)
-    c, lower_out = sla.cho_factor(np.asarray(A), lower=lower, check_finite=False)
+    c, lower_out = _cho_factor(A, lower, kwargs)
     F = np.tril(c) if lower else np.triu(c)
     L = np.ascontiguousarray(F if lower else adjoint(F))
     project_A = ProjectTo(A)
@@ -241,8 +240,7 @@ def cho_factor_frule(
     tangents: tuple[Any, Any], A: Any, lower: bool = False, **kwargs: Any
 ) -> tuple[Any, Any]:
     """Forward rule for ``scipy.linalg.cho_factor``: the factor's tangent plus the copied part."""
-    _check_scipy_kwargs("scipy.linalg.cho_factor", A, kwargs)
-    c, lower_out = sla.cho_factor(np.asarray(A), lower=lower, check_finite=False)
+    c, lower_out = _cho_factor(A, lower, kwargs)
     F = np.tril(c) if lower else np.triu(c)
     L = np.ascontiguousarray(F if lower else adjoint(F))
     A_dot = _sym(as_array_cotangent(unthunk(tangents[1]), "scipy.linalg.cho_factor's pushforward"))
@@ -258,9 +256,34 @@ def _factor_of(c: np.ndarray, lower: bool) -> np.ndarray:
     return np.ascontiguousarray(np.tril(c) if lower else adjoint(np.triu(c)))
 
 
+def _cho_solve_operands(
+    c_and_lower: Any, b: Any, kwargs: dict[str, Any]
+) -> tuple[np.ndarray, Any, bool, np.ndarray]:
+    """``(c, lower, is_lower, x)``: the checked operands of ``cho_solve`` and its solution.
+
+    ``lower`` is passed to scipy as given; ``is_lower`` is it as one flag: for a stack of factors
+    scipy's ``cho_factor`` returns one flag per matrix (a bool array), all equal. A stack whose
+    flags differ is refused. ``b`` is ``(n,)`` or ``(..., n, k)``, its batch axes broadcasting
+    against those of ``c`` (scipy's rule).
+    """
+    name = "scipy.linalg.cho_solve"
+    c, lower = c_and_lower
+    c = np.asarray(c)
+    check_scipy_options(name, (b,), kwargs)
+    flags = np.asarray(lower, dtype=bool)
+    if flags.size == 0 or not (flags.all() or not flags.any()):
+        raise ValueError(
+            f"{name}: the factors of a stack must all be lower or all upper, got lower={lower!r}"
+        )
+    square_matrices(name, c)
+    Layout(name, c.shape, np.shape(b), "c")  # b's shape against c's, a message naming both
+    x = sla.cho_solve((c, lower), b, check_finite=False)
+    return c, lower, bool(flags.flat[0]), x
+
+
 @rrule.register(sla.cho_solve)
 def cho_solve_rrule(
-    c_and_lower: tuple[np.ndarray, bool], b: Any, **kwargs: Any
+    c_and_lower: tuple[np.ndarray, Any], b: Any, **kwargs: Any
 ) -> tuple[np.ndarray, Any]:
     r"""Reverse rule for ``x = scipy.linalg.cho_solve((c, lower), b)``, i.e. ``x = A^{-1} b``.
 
@@ -269,22 +292,25 @@ def cho_solve_rrule(
     :math:`\bar A = -\bar b x^H`, and through ``dA = dL L^H + L dL^H`` the factor gets
     :math:`\bar L = \mathrm{tril}((\bar A + \bar A^H) L)` (``U_bar = triu(U (A_bar + A_bar^H))``
     for an upper factor). The rest of ``c`` is not read and gets a zero cotangent; ``lower``
-    gets ``NoTangent()``.
+    gets ``NoTangent()``. Stacks broadcast as in scipy (a ``b`` of shape ``(n,)`` is one vector,
+    ``(..., n, k)`` a stack), and the cotangents are summed back over broadcast axes: one factor
+    with a stack of right-hand sides gets ``A_bar`` summed over the stack.
     """
-    c, lower = c_and_lower
-    _check_scipy_kwargs("scipy.linalg.cho_solve", b, kwargs)
-    x = sla.cho_solve((c, lower), b, check_finite=False)
+    c, lower, is_lower, x = _cho_solve_operands(c_and_lower, b, kwargs)
     project_b, project_c = ProjectTo(b), ProjectTo(c)
-    L = _factor_of(np.asarray(c), lower)
+    b_shape = np.shape(b)
+    vector = len(b_shape) == 1
+    L = _factor_of(c, is_lower)
 
     def cho_solve_pullback(x_bar: Any) -> tuple[Any, Any, Any]:
         x_bar = as_array_cotangent(unthunk(x_bar), "scipy.linalg.cho_solve's pullback")
         check_shape("scipy.linalg.cho_solve pullback", "the cotangent", x_bar, x.shape)
-        b_bar = sla.cho_solve((c, lower), x_bar, check_finite=False)
-        x2, b_bar2 = (v[:, None] if v.ndim == 1 else v for v in (x, b_bar))
-        A_bar = -(b_bar2 @ adjoint(x2))
+        X, X_bar = (x[..., None], np.asarray(x_bar)[..., None]) if vector else (x, x_bar)
+        B_bar = sla.cho_solve((c, lower), X_bar, check_finite=False)  # in X's shape
+        A_bar = unbroadcast(-(B_bar @ adjoint(X)), c.shape)  # summed over the broadcast stack
         G = A_bar + adjoint(A_bar)
-        c_bar = np.tril(G @ L) if lower else np.triu(adjoint(L) @ G)
+        c_bar = np.tril(G @ L) if is_lower else np.triu(adjoint(L) @ G)
+        b_bar = unbroadcast(B_bar[..., 0] if vector else B_bar, b_shape)
         return NoTangent(), Tangent(tuple, project_c(c_bar), NoTangent()), project_b(b_bar)
 
     return x, cho_solve_pullback
@@ -292,24 +318,30 @@ def cho_solve_rrule(
 
 @frule.register(sla.cho_solve)
 def cho_solve_frule(
-    tangents: tuple[Any, Any, Any], c_and_lower: tuple[np.ndarray, bool], b: Any, **kwargs: Any
+    tangents: tuple[Any, Any, Any], c_and_lower: tuple[np.ndarray, Any], b: Any, **kwargs: Any
 ) -> tuple[Any, Any]:
-    r"""Forward rule for ``x = cho_solve((c, lower), b)``: :math:`\dot x = A^{-1}(\dot b - \dot A x)`."""
-    c, lower = c_and_lower
-    _check_scipy_kwargs("scipy.linalg.cho_solve", b, kwargs)
-    x = sla.cho_solve((c, lower), b, check_finite=False)
+    r"""Forward rule for ``x = cho_solve((c, lower), b)``.
+
+    :math:`\dot x = A^{-1}(\dot b - \dot A x)` with ``A_dot`` from the factor's tangent.
+    """
+    c, lower, is_lower, x = _cho_solve_operands(c_and_lower, b, kwargs)
     _, cl_dot, b_dot = (unthunk(t) for t in tangents)
     c_dot = unthunk(split_cotangent(cl_dot, 2)[0])
     operation = "scipy.linalg.cho_solve's frule (triangular parts, LAPACK)"
+    vector = np.ndim(b) == 1
+    X = x[..., None] if vector else x
+    rhs: Any = ZeroTangent()
     if not isinstance(b_dot, AbstractZero):
-        b_dot = as_array_cotangent(b_dot, operation)
-    rhs: Any = ZeroTangent() + b_dot
+        b_dot = np.asarray(as_array_cotangent(b_dot, operation))
+        rhs = np.broadcast_to(b_dot[..., None] if vector else b_dot, X.shape)
     if not isinstance(c_dot, AbstractZero):
         c_dot = as_array_cotangent(c_dot, operation)
-        L = _factor_of(np.asarray(c), lower)
-        F_dot = np.tril(c_dot) if lower else np.triu(c_dot)
-        L_dot = F_dot if lower else adjoint(F_dot)
-        rhs = rhs - (L_dot @ adjoint(L) + L @ adjoint(L_dot)) @ x  # A_dot x
+        L = _factor_of(c, is_lower)
+        F_dot = np.tril(c_dot) if is_lower else np.triu(c_dot)
+        L_dot = F_dot if is_lower else adjoint(F_dot)
+        rhs = rhs - (L_dot @ adjoint(L) + L @ adjoint(L_dot)) @ X  # A_dot x
     if isinstance(rhs, AbstractZero):
         return x, ZeroTangent()
-    return x, ProjectTo(x)(sla.cho_solve((c, lower), np.asarray(rhs), check_finite=False))
+    rhs = np.broadcast_to(rhs, X.shape)  # a stack of factors with one b: x has the stack's batch
+    X_dot = sla.cho_solve((c, lower), np.asarray(rhs), check_finite=False)
+    return x, ProjectTo(x)(X_dot[..., 0] if vector else X_dot)

@@ -13,10 +13,14 @@ The adjugate is a polynomial in ``A``, so this is exact at singular matrices: at
 the cotangent is the cofactor matrix (rank one), not NaN (JAX's behaviour too) and not zero
 (PyTorch's LU path gives 0 there); below rank ``n - 1`` it is exactly zero. Kernel path:
 ``kernels.determinant.det_pullback_batched`` (complete pivoting, which reveals rank ``n - 1``)
-for stacks up to ``DET_CROSSOVER_N`` and one matrix up to ``DET_SINGLE_CROSSOVER_N``; above,
-the forward pass factors with LAPACK ``getrf`` and the pullback reuses that LU
-(``det_pullback_lapack``: ``getri`` if invertible, a rank-one formula at one zero pivot, an SVD
-adjugate below).
+for stacks up to ``DET_CROSSOVER_N`` and one matrix up to ``DET_SINGLE_CROSSOVER_N``. Mid-size
+stacks (up to ``DET_GUFUNC_MAX_N``) use numpy's batched gufuncs, which loop over the stack in C:
+``np.linalg.det`` forward, ``det conj(det) A^{-H}`` by ``np.linalg.inv`` in the pullback and
+``det tr(A^{-1} A_dot)`` by ``np.linalg.solve`` in the pushforward; a stack holding an exactly
+singular matrix (``inv`` and ``solve`` raise) takes the exact LAPACK path below instead. Above,
+one matrix or a large stack, the forward pass factors with LAPACK ``getrf`` and the pullback
+reuses that LU (``det_pullback_lapack``: ``getri`` if invertible, a rank-one formula at one zero
+pivot, an SVD adjugate below).
 
 slogdet, ``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)``. With
 ``tau = tr(A^{-1} \dot A)`` and ``z = conj(sign) sign_bar``:
@@ -54,26 +58,35 @@ import numpy as np
 
 from kernels import determinant as kdet
 from rules.cotangents import as_array_cotangent
-from rules.linalg._stacks import check_shape
+from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import (
     BatchedLU,
     LapackLU,
     cast,
     kernel_array,
     linalg_dtypes,
-    square_matrices,
 )
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
 
+DET_GUFUNC_MAX_N = 32
+"""Stacks of order ``DET_CROSSOVER_N < n <=`` this take numpy's batched gufuncs (module docstring).
+
+Measured (float64, one BLAS thread, min of 9 interleaved; rrule forward plus pullback, LAPACK per
+matrix with kept factors -> gufuncs, against ``np.linalg.det`` plus ``np.linalg.inv`` in the same
+run): 4000 x 17 x 17: 196.7 -> 73.5 ms (69.0 ms); 4000 x 24 x 24: 233.5 -> 130.5 ms (115.3 ms);
+2000 x 32 x 32: 146.8 -> 111.4 ms (89.9 ms); 200 x 64 x 64: 34.1 -> 41.9 ms (42.5 ms), so n = 64
+stays on the LAPACK path.
+"""
+
 
 def _stack(name: str, a: Any) -> tuple[np.ndarray, np.ndarray, np.dtype[Any]]:
-    """``(A, stack, result)``: ``a`` in the kernel dtype, as a ``(s, n, n)`` stack, numpy's dtype."""
+    """``(A, stack, result)``: ``a`` in the kernel dtype, as an ``(s, n, n)`` stack, the dtype."""
     A = a if type(a) is np.ndarray else np.asarray(a)
     work, result = linalg_dtypes(name, A.dtype)
-    n = square_matrices(name, A)
+    n = square_matrices(name, A).shape[-1]
     A = kernel_array(cast(A, work))
     return A, A.reshape(math.prod(A.shape[:-2]), n, n), result
 
@@ -102,29 +115,47 @@ def _output(values: np.ndarray, batch: tuple[int, ...], dtype: Any) -> Any:
 
 
 class _Det:
-    """The forward pass of ``det``; large matrices keep their LU for the pullback."""
+    """The forward pass of ``det``; large matrices keep their LU for the pullback.
 
-    __slots__ = ("A", "F", "batch", "stack", "y")
+    ``path`` is ``"kernel"`` (small, or ``n = 0``), ``"gufunc"`` (a mid-size stack) or
+    ``"lapack"`` (the LU ``F`` kept); ``d`` is the ``(s,)`` determinants in the kernel dtype.
+    """
+
+    __slots__ = ("A", "F", "batch", "d", "path", "stack", "y")
 
     def __init__(self, a: Any) -> None:
         A, self.stack, result = _stack("np.linalg.det", a)
         self.A, self.batch = A, A.shape[:-2]
         n = A.shape[-1]
         small = n <= (kdet.DET_CROSSOVER_N if A.ndim > 2 else kdet.DET_SINGLE_CROSSOVER_N)
-        self.F = None if small or n == 0 else LapackLU(self.stack)
+        if small or n == 0:
+            self.path = "kernel"
+        else:
+            self.path = "gufunc" if A.ndim > 2 and n <= DET_GUFUNC_MAX_N else "lapack"
+        self.F = LapackLU(self.stack) if self.path == "lapack" else None
         if self.F is None:
             with np.errstate(all="ignore"):  # numpy warns on NaN; the rule gives NaN quietly
                 d = np.asarray(np.linalg.det(self.stack))
         else:  # sign * exp(logabsdet) from the kept LU, as numpy computes det
             sign, logabsdet = _sign_and_log(self.F)
             d = sign * np.exp(logabsdet)
+        self.d = d
         self.y = _output(d, self.batch, result)
 
     def pullback(self, det_bar: Any) -> np.ndarray:
         bar = _scalar_cotangent("np.linalg.det", det_bar, self.batch, self.stack.dtype)
-        if self.F is None:
+        A_bar = None
+        if self.path == "kernel":
             A_bar = kdet.det_pullback_batched(self.stack, bar)
-        else:
+        elif self.path == "gufunc":
+            try:
+                with np.errstate(all="ignore"):
+                    A_inverse = np.linalg.inv(self.stack)
+                # adj(A)^H = conj(det) A^-H where A is invertible
+                A_bar = (bar * self.d.conj())[:, None, None] * adjoint(A_inverse)
+            except np.linalg.LinAlgError:  # an exactly singular matrix: the exact LAPACK path
+                self.F = LapackLU(self.stack)
+        if A_bar is None:
             A_bar = np.empty_like(self.stack)
             for t, (lu, piv) in enumerate(self.F.factors):
                 A_bar[t] = kdet.det_pullback_lapack(self.stack[t], lu, piv, bar[t])
@@ -132,9 +163,17 @@ class _Det:
 
     def pushforward(self, A_dot: Any) -> np.ndarray:
         A_dot = _tangent_stack("np.linalg.det", A_dot, self.A, self.stack.shape)
-        if self.F is None:
+        d_dot = None
+        if self.path == "kernel":
             d_dot = kdet.det_pushforward_batched(self.stack, A_dot)
-        else:
+        elif self.path == "gufunc":
+            try:  # tr(adj(A) A_dot) = det tr(A^-1 A_dot) where A is invertible
+                with np.errstate(all="ignore"):
+                    C = np.linalg.solve(self.stack, A_dot)
+                d_dot = self.d * np.trace(C, axis1=-2, axis2=-1)
+            except np.linalg.LinAlgError:  # an exactly singular matrix: the exact LAPACK path
+                self.F = LapackLU(self.stack)
+        if d_dot is None:
             d_dot = np.array(
                 [
                     kdet.det_pushforward_lapack(self.stack[t], lu, piv, A_dot[t])
@@ -161,7 +200,10 @@ def det_rrule(a: Any, /) -> tuple[Any, Any]:
 
 @frule.register(np.linalg.det)
 def det_frule(tangents: tuple[Any, Any], a: Any, /) -> tuple[Any, Any]:
-    r"""Forward rule for ``np.linalg.det``: :math:`\dot{\det} = \mathrm{tr}(\mathrm{adj}(A)\dot A)`."""
+    r"""Forward rule for ``np.linalg.det``.
+
+    :math:`\dot{\det} = \mathrm{tr}(\mathrm{adj}(A)\dot A)` (module docstring).
+    """
     forward = _Det(a)
     return forward.y, forward.pushforward(unthunk(tangents[1]))
 
@@ -191,7 +233,8 @@ def _sign_and_log(F: BatchedLU | LapackLU) -> tuple[np.ndarray, np.ndarray]:
     absd = np.abs(d)
     logabsdet = np.log(absd).sum(axis=-1)
     if d.dtype.kind == "c":
-        sign = (d / absd).prod(axis=-1) * (1 - 2 * (odd % 2))
+        with np.errstate(invalid="ignore"):  # NaN pivots: NaN sign, quietly (as numpy)
+            sign = (d / absd).prod(axis=-1) * (1 - 2 * (odd % 2))
     else:
         sign = (1 - 2 * ((odd + (d < 0).sum(axis=-1)) % 2)).astype(d.dtype)
     if singular:
@@ -230,7 +273,7 @@ class _Slogdet:
         self.A, self.batch = A, A.shape[:-2]
         s, n = self.stack.shape[:2]
         self.F: BatchedLU | LapackLU | None = None
-        if n == 0:
+        if n == 0 or s == 0:  # nothing to factor: det = 1 (n = 0), or an empty stack
             self.sign = np.ones(s, A.dtype)
             logabsdet = np.zeros(s, A.real.dtype)
         else:
@@ -310,7 +353,7 @@ class _Slogdet:
 
 @rrule.register(np.linalg.slogdet)
 def slogdet_rrule(a: Any, /) -> tuple[Any, Any]:
-    r"""Reverse rule for ``np.linalg.slogdet``: :math:`\bar A = (\bar l + i\,\mathrm{Im}\,z) A^{-H}`.
+    r"""Reverse rule for ``np.linalg.slogdet``: :math:`\bar A = (\bar l + i\,\mathrm{Im}\,z)A^{-H}`.
 
     The cotangent is a ``Tangent(SlogdetResult, ...)`` or a plain ``(sign_bar,
     logabsdet_bar)`` tuple, either part possibly zero; see the module docstring.

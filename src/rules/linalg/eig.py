@@ -66,7 +66,7 @@ from rules.linalg._spectral import (
     raise_if_gauge_dependent,
     square_input,
 )
-from rules.linalg._stacks import adjoint
+from rules.linalg._stacks import adjoint, flat_batch
 from rules.registry import frule, rrule, split_cotangent
 from tangents import NoTangent, ProjectTo, Tangent, unthunk
 
@@ -141,8 +141,8 @@ def _check_gauge(
 ) -> None:
     """GaugeError for a cotangent that moves an eigenvector's phase or an eigenspace's basis."""
     n = w.shape[-1]
-    w, G, M = w.reshape(-1, n), G.reshape(-1, n, n), M.reshape(-1, n, n)
-    ties = np.abs(d.reshape(-1, n, n)) <= tol.reshape(-1, 1, 1)
+    w, G, M = flat_batch(w, 1), flat_batch(G, 2), flat_batch(M, 2)
+    ties = np.abs(flat_batch(d, 2)) <= tol.reshape(len(w), 1, 1)
     ties[:, np.arange(n), np.arange(n)] = False
     phase = np.abs(np.diagonal(G, axis1=1, axis2=2).imag)
     in_block = np.abs(M)
@@ -151,7 +151,7 @@ def _check_gauge(
         phase = np.where(real, 0.0, phase)
         both = real[:, :, None] & real[:, None, :]
         in_block = np.where(both, np.abs(M.real), in_block)
-    stack = V_bar.reshape(-1, n, n)
+    stack = flat_batch(V_bar, 2)
     raise_if_gauge_dependent(
         name,
         {

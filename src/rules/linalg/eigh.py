@@ -79,7 +79,7 @@ from rules.linalg._spectral import (
     raise_if_gauge_dependent,
     square_input,
 )
-from rules.linalg._stacks import adjoint, as_stack
+from rules.linalg._stacks import adjoint, as_stack, flat_batch
 from rules.registry import frule, rrule, split_cotangent
 from tangents import NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
@@ -107,13 +107,15 @@ def eigh_pullback_array(
     :class:`GaugeError` for a gauge-dependent ``V_bar`` (module docstring).
     """
     n = V.shape[-1]
+    if n == 0:  # zero-size matrices (the kernels' loops need n > 0)
+        return np.zeros_like(V)
     rtol = default_rtol(n, w.dtype)
     if V_bar is not None:
-        _check_gauge(name, w.reshape(-1, n), as_stack(V), as_stack(V_bar), rtol)
+        _check_gauge(name, flat_batch(w, 1), as_stack(V), as_stack(V_bar), rtol)
     if V.dtype not in KERNEL_DTYPES:
         return eigh_pullback_formula(w, V, w_bar, V_bar, rtol)
-    ws, Vs = w.reshape(-1, n), as_stack(V)
-    w_bars = None if w_bar is None else w_bar.reshape(-1, n)
+    ws, Vs = flat_batch(w, 1), as_stack(V)
+    w_bars = None if w_bar is None else flat_batch(w_bar, 1)
     if V_bar is None:
         if w_bars is None:
             return np.zeros_like(V)
@@ -169,11 +171,13 @@ def eigh_pushforward_array(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(w_dot, V_dot)`` for an ndarray ``A_dot`` of ``V``'s dtype, read through its Hermitian part."""
     n = V.shape[-1]
+    if n == 0:  # zero-size matrices (the kernels' loops need n > 0)
+        return np.zeros_like(w), np.zeros_like(V)
     rtol = default_rtol(n, w.dtype)
     if V.dtype not in KERNEL_DTYPES:
         return eigh_pushforward_formula(w, V, A_dot, rtol)
     w_dot, V_dot = keigh.eigh_pushforward_batched(
-        w.reshape(-1, n), as_stack(V), as_stack(A_dot), rtol=rtol
+        flat_batch(w, 1), as_stack(V), as_stack(A_dot), rtol=rtol
     )
     return w_dot.reshape(w.shape), V_dot.reshape(V.shape)
 
@@ -200,8 +204,7 @@ def _values_pullback_array(V: np.ndarray, w_bar: np.ndarray) -> np.ndarray:
     if V.dtype not in KERNEL_DTYPES or V.shape[-1] != V.shape[-2]:
         A_bar = (V * w_bar[..., None, :]) @ adjoint(V)
         return 0.5 * (A_bar + adjoint(A_bar))
-    n = V.shape[-1]
-    return keigh.eigvalsh_pullback_batched(as_stack(V), w_bar.reshape(-1, n)).reshape(V.shape)
+    return keigh.eigvalsh_pullback_batched(as_stack(V), flat_batch(w_bar, 1)).reshape(V.shape)
 
 
 def _values_pushforward(V: np.ndarray, A_dot: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:

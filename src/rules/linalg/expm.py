@@ -27,8 +27,10 @@ with the norms of ``A^8`` and ``A^10`` bounded by products of the norms of the c
 exact diagonal for triangular input); dtypes follow scipy (float32 stays float32, computed in
 double). Stacks ``(..., n, n)`` use one degree for the stack and a scaling ``s`` per matrix.
 
-Paths: for ``Symmetric``/``Hermitian`` input the rule is the Daleckii-Krein formula of
-:mod:`rules.linalg.matfun` (exact at repeated eigenvalues). Otherwise the derivative is the
+Paths: for Hermitian input (a ``Hermitian``, or a real ``Symmetric``:
+:func:`rules.linalg.matfun.is_hermitian`) the rule is the Daleckii-Krein formula of
+:mod:`rules.linalg.matfun` (exact at repeated eigenvalues); a complex ``Symmetric`` is not Hermitian
+and takes the general path. Otherwise the derivative is the
 product chain above: with a single matrix it is written with the tangent algebra only (``@``,
 ``+``, scalar ``*``, ``.mT``/``.conj()``), so a user's cotangent type flows through the
 pullback unconverted; stacks need ndarray cotangents (per-matrix scaling). The product chain runs on
@@ -58,9 +60,9 @@ import scipy.linalg as sla
 
 from rules.cotangents import as_array_cotangent
 from rules.linalg import matfun
-from rules.linalg._stacks import adjoint, check_shape
+from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.registry import frule, rrule
-from tangents import NoTangent, ProjectTo, Symmetric, unthunk
+from tangents import NoTangent, ProjectTo, unthunk
 
 __all__ = ["expm_frule", "expm_rrule"]
 
@@ -71,7 +73,10 @@ _THETA = {
     9: 2.097847961257068e0,
     13: 5.371920351148152e0,
 }
-"""Largest ``eta`` for which ``r_m`` is accurate to double precision (Al-Mohy and Higham 2009, Table 3.1)."""
+"""Largest ``eta`` for which ``r_m`` is accurate to double precision.
+
+Al-Mohy and Higham 2009, Table 3.1.
+"""
 
 _PADE = {
     3: (120.0, 60.0, 12.0, 1.0),
@@ -267,13 +272,6 @@ def _square_where(R: np.ndarray, active: np.ndarray) -> np.ndarray:
     return out
 
 
-def _check_square(A: np.ndarray) -> None:
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        raise np.linalg.LinAlgError(
-            f"scipy.linalg.expm: needs square matrices (..., n, n), got shape {A.shape}"
-        )
-
-
 def _output_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
     """The dtype ``scipy.linalg.expm`` returns: float16 and integers are promoted."""
     if dtype.kind in "fc":
@@ -291,12 +289,13 @@ def expm_rrule(A: Any) -> tuple[np.ndarray, Any]:
     r"""Reverse rule for ``X = scipy.linalg.expm(A)``: :math:`\bar A = L(A, \bar X^H)^H`.
 
     See the module docstring for the algorithm, the exact adjoint and the paths; a
-    ``Symmetric``/``Hermitian`` ``A`` takes the Daleckii-Krein rule of :mod:`rules.linalg.matfun`.
+    Hermitian ``A`` (:func:`rules.linalg.matfun.is_hermitian`) takes the Daleckii-Krein rule of
+    :mod:`rules.linalg.matfun`.
     """
-    if isinstance(A, Symmetric):
+    if matfun.is_hermitian(A):
         return matfun.hermitian_rrule("scipy.linalg.expm", sla.expm, matfun.EXP, A)
     dense = np.asarray(A)
-    _check_square(dense)
+    square_matrices("scipy.linalg.expm", dense)
     pade = _pade(dense)
     out_dtype = _output_dtype(dense.dtype)
     X = pade.X.astype(out_dtype, copy=False)
@@ -319,10 +318,10 @@ def expm_rrule(A: Any) -> tuple[np.ndarray, Any]:
 def expm_frule(tangents: tuple[Any, Any], A: Any) -> tuple[np.ndarray, Any]:
     r"""Forward rule for ``X = scipy.linalg.expm(A)``: :math:`\dot X = L(A, \dot A)`."""
     A_dot = unthunk(tangents[1])
-    if isinstance(A, Symmetric):
+    if matfun.is_hermitian(A):
         return matfun.hermitian_frule("scipy.linalg.expm", sla.expm, matfun.EXP, A, A_dot)
     dense = np.asarray(A)
-    _check_square(dense)
+    square_matrices("scipy.linalg.expm", dense)
     check_shape("scipy.linalg.expm pushforward", "the tangent", A_dot, dense.shape)
     pade = _pade(dense)
     X = pade.X.astype(_output_dtype(dense.dtype), copy=False)

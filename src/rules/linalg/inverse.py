@@ -41,7 +41,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import solve as ksolve
-from rules.linalg._stacks import adjoint, as_stack, check_shape, unstack
+from rules.linalg._stacks import adjoint, as_stack, check_shape, square_matrices, unstack
 from rules.linalg._systems import (
     STRUCTURES,
     cast,
@@ -51,7 +51,6 @@ from rules.linalg._systems import (
     lapack_functions,
     linalg_dtypes,
     singular_error,
-    square_matrices,
 )
 from rules.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -61,7 +60,7 @@ def _inverse(name: str, a: Any) -> tuple[np.ndarray, np.ndarray]:
     """``(y, Y)``: ``A^{-1}`` as numpy returns it and in the kernel dtype (C-contiguous)."""
     A = a if type(a) is np.ndarray else np.asarray(a)
     work, result = linalg_dtypes(name, A.dtype)
-    n = square_matrices(name, A)
+    n = square_matrices(name, A).shape[-1]
     A = cast(A, work)
     if A.ndim == 2 and n > 0:
         # inverting A^T (an F-ordered view of a C-ordered A: no copy) gives (A^-1)^T, whose

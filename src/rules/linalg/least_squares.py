@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from rules.cotangents import as_array_cotangent, is_user_tangent
-from rules.linalg._stacks import adjoint, check_shape
+from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import cast, linalg_dtypes, read_matrix
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -109,10 +109,7 @@ class _Pinv:
         self.hermitian = bool(hermitian)
         A = cast(A0, _double(result))
         if self.hermitian:
-            if m != n:
-                raise np.linalg.LinAlgError(
-                    f"{name}: hermitian=True needs square matrices, got shape {A0.shape}"
-                )
+            square_matrices(f"{name} with hermitian=True", A0)
             A = read_matrix(A, "her" if A.dtype.kind == "c" else "sym", lower=True)
         self.A = A
         if A.size == 0:

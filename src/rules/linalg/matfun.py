@@ -1,4 +1,4 @@
-r"""Rules for primary matrix functions: ``scipy.linalg`` ``sqrtm``, ``logm``, ``cosm``, ``sinm``, ``funm``.
+r"""Rules for primary matrix functions: scipy's ``sqrtm``, ``logm``, ``cosm``, ``sinm``, ``funm``.
 
 (``expm`` has its own module, :mod:`rules.linalg.expm`, and reuses the Hermitian rule below.)
 
@@ -7,7 +7,8 @@ The derivative of a primary matrix function ``Y = f(A)`` is its Frechet derivati
 :math:`\bar A = \overline{L_f(A^T, \bar{\bar Y})}`, which is :math:`L_f(A^H, \bar Y)` for every
 function here (``f(conj z) = conj f(z)`` off the branch cuts) [1, section 3.1].
 
-Hermitian input (a ``Symmetric`` or ``Hermitian`` from ``tangents``): with
+Hermitian input (a ``Hermitian``, or a real ``Symmetric``, from ``tangents``; see
+:func:`is_hermitian`): with
 ``A = V diag(w) V^H`` the Daleckii-Krein formula [2], [1, Theorem 3.11]
 
 .. math::
@@ -44,12 +45,13 @@ General (dense, structured non-Hermitian) input:
 
 Domains: ``sqrtm``/``logm`` of a real matrix with a negative eigenvalue return complex (scipy's
 principal branch); the rules then give complex tangents and real cotangents (``ProjectTo``), but
-eigenvalues on the closed negative real axis lie on the branch cut, where the derivative does
-not exist; a singular ``A`` makes ``sqrtm``/``logm`` derivatives inf/nan (``f'(0)`` is infinite).
-NaN in gives NaN out where scipy returns NaN (``sqrtm``, ``cosm``, ``sinm``); ``logm``/``funm``
-raise scipy's ``ValueError`` for NaN input. Cotangents must be arrays (the formulas need
-elementwise products or LAPACK); user tangent types raise ``TypeError``. Stacks ``(..., n, n)``
-and float32 (kept, computed in double) are supported.
+eigenvalues on the closed negative real axis lie on the branch cut, where the derivative does not
+exist; a singular ``A`` makes ``sqrtm``/``logm`` derivatives inf/nan (``f'(0)`` is infinite). NaN in
+follows scipy: ``cosm`` and ``sinm`` give NaN out; ``sqrtm`` gives NaN out for a triangular ``A``
+but passes on scipy's ``LinAlgError`` ("Internal error ...") for any other ``A`` holding a NaN
+(scipy 1.17's Schur step fails); ``logm``/``funm`` raise scipy's ``ValueError``. Cotangents must be
+arrays (the formulas need elementwise products or LAPACK); user tangent types raise ``TypeError``.
+Stacks ``(..., n, n)`` and float32 (kept, computed in double) are supported.
 
 References
 ----------
@@ -70,11 +72,18 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.cotangents import as_array_cotangent
-from rules.linalg._stacks import adjoint, check_shape
+from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.registry import frule, rrule, split_cotangent
-from tangents import NoTangent, ProjectTo, Symmetric, Tangent, unthunk
+from tangents import Hermitian, NoTangent, ProjectTo, Symmetric, Tangent, unthunk
 
-__all__ = ["EXP", "MatrixFunction", "ScalarFunction", "hermitian_frule", "hermitian_rrule"]
+__all__ = [
+    "EXP",
+    "MatrixFunction",
+    "ScalarFunction",
+    "hermitian_frule",
+    "hermitian_rrule",
+    "is_hermitian",
+]
 
 _TIE_RTOL = float(np.finfo(np.float64).eps ** (1 / 3))
 """Eigenvalue pairs closer than this (relative) use ``f'`` at their midpoint (module docstring)."""
@@ -107,7 +116,7 @@ SIN = ScalarFunction(np.sin, np.cos)
 
 
 class MatrixFunction:
-    """``func`` for ``scipy.linalg.funm`` together with its derivative, so ``funm`` is differentiable.
+    """``func`` for ``scipy.linalg.funm`` with its derivative, so that ``funm`` is differentiable.
 
     ``scipy.linalg.funm(A, MatrixFunction(np.exp, np.exp))`` computes the same as
     ``funm(A, np.exp)``; the rules read ``df`` (elementwise ``f'``, on complex arguments for
@@ -129,15 +138,6 @@ class MatrixFunction:
 
 
 # --- shared helpers -------------------------------------------------------------------------------
-
-
-def _dense_square(name: str, A: Any) -> np.ndarray:
-    dense = np.asarray(A)
-    if dense.ndim < 2 or dense.shape[-1] != dense.shape[-2]:
-        raise np.linalg.LinAlgError(
-            f"{name}: needs square matrices (..., n, n), got shape {dense.shape}"
-        )
-    return dense
 
 
 def _double(X: np.ndarray) -> np.ndarray:
@@ -178,6 +178,19 @@ def _array(name: str, what: str, t: Any, shape: tuple[int, ...]) -> np.ndarray:
 # --- Hermitian input: Daleckii-Krein --------------------------------------------------------------
 
 
+def is_hermitian(A: Any) -> bool:
+    """Whether ``A`` is Hermitian by its type: the input of the Daleckii-Krein rules.
+
+    That is a ``Hermitian``, or a ``Symmetric`` of a real dtype. A complex ``Symmetric`` is
+    complex symmetric (``A^T = A``), not Hermitian: it has no unitary eigendecomposition and takes
+    the general rules (``Hermitian`` subclasses ``Symmetric``, so ``isinstance(A, Symmetric)``
+    alone does not tell them apart).
+    """
+    if isinstance(A, Hermitian):
+        return True
+    return isinstance(A, Symmetric) and not np.iscomplexobj(A.data)
+
+
 class _HermitianSpectrum:
     """``A = V diag(w) V^H`` in double precision and the divided differences ``Gamma`` of ``f``."""
 
@@ -200,12 +213,12 @@ class _HermitianSpectrum:
 def hermitian_rrule(
     name: str, evaluate: Callable[[np.ndarray], Any], spec: ScalarFunction, A: Any
 ) -> tuple[Any, Any]:
-    r"""Reverse rule of ``Y = f(A)`` for a ``Symmetric``/``Hermitian`` ``A`` (Daleckii-Krein).
+    r"""Reverse rule of ``Y = f(A)`` for a Hermitian ``A`` (:func:`is_hermitian`; Daleckii-Krein).
 
     ``evaluate`` computes the primal from the dense matrix (scipy's function, so the output is
     exactly scipy's); :math:`\bar A = V (\bar\Gamma \circ V^H \bar Y V) V^H`, Hermitian.
     """
-    dense = _dense_square(name, A)
+    dense = square_matrices(name, A)
     Y = evaluate(dense)
     spectrum = _HermitianSpectrum(spec, dense)
     project_A, project_Y = ProjectTo(A), ProjectTo(_primary(Y))
@@ -222,8 +235,11 @@ def hermitian_rrule(
 def hermitian_frule(
     name: str, evaluate: Callable[[np.ndarray], Any], spec: ScalarFunction, A: Any, A_dot: Any
 ) -> tuple[Any, Any]:
-    r"""Forward rule of ``Y = f(A)`` for a ``Symmetric``/``Hermitian`` ``A``: :math:`V (\Gamma \circ V^H \dot A V) V^H`."""
-    dense = _dense_square(name, A)
+    r"""Forward rule of ``Y = f(A)`` for Hermitian ``A``: :math:`V (\Gamma \circ V^H \dot A V) V^H`.
+
+    ``A`` as in :func:`hermitian_rrule`.
+    """
+    dense = square_matrices(name, A)
     Y = evaluate(dense)
     E = _array(f"{name} pushforward", "tangent", A_dot, dense.shape)
     E = 0.5 * (E + adjoint(E))
@@ -258,6 +274,8 @@ def _sylvester_same(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     X, C = X.astype(dtype, copy=False), C.astype(dtype, copy=False)
     output = "complex" if dtype.kind == "c" else "real"
     out = np.empty(np.broadcast_shapes(X.shape, C.shape), dtype=dtype)
+    if out.size == 0:  # LAPACK's trsyl rejects 0 x 0 matrices
+        return out
     Xs, Cs = np.broadcast_to(X, out.shape), np.broadcast_to(C, out.shape)
     for index in np.ndindex(out.shape[:-2]):
         T, Z = sla.schur(Xs[index], output=output, check_finite=False)
@@ -275,9 +293,9 @@ def _general_rule(
     adjoint_frechet: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
 ) -> tuple[Any, Any]:
     """The rrule of ``Y = f(A)``: Daleckii-Krein for Hermitian ``A``, else ``adjoint_frechet``."""
-    if isinstance(A, Symmetric):
+    if is_hermitian(A):
         return hermitian_rrule(name, evaluate, spec, A)
-    dense = _dense_square(name, A)
+    dense = square_matrices(name, A)
     Y = evaluate(dense)
     F = _primary(Y)
     project_A, project_Y = ProjectTo(A), ProjectTo(F)
@@ -300,9 +318,9 @@ def _general_frule(
     frechet: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
 ) -> tuple[Any, Any]:
     """The frule of ``Y = f(A)``: Daleckii-Krein for Hermitian ``A``, else ``frechet``."""
-    if isinstance(A, Symmetric):
+    if is_hermitian(A):
         return hermitian_frule(name, evaluate, spec, A, A_dot)
-    dense = _dense_square(name, A)
+    dense = square_matrices(name, A)
     Y = evaluate(dense)
     F = _primary(Y)
     E = _double(_array(f"{name} pushforward", "tangent", A_dot, dense.shape))
@@ -344,7 +362,7 @@ def _scipy(function: Callable[..., Any], **kwargs: Any) -> Callable[[np.ndarray]
 def sqrtm_rrule(A: Any, **kwargs: Any) -> tuple[Any, Any]:
     r"""Reverse rule for ``X = scipy.linalg.sqrtm(A)``: :math:`X^H \bar A + \bar A X^H = \bar X`.
 
-    Daleckii-Krein for ``Symmetric``/``Hermitian`` input (module docstring).
+    Daleckii-Krein for Hermitian input (:func:`is_hermitian`; module docstring).
     """
     evaluate = _scipy(sla.sqrtm, **kwargs)
     return _general_rule("scipy.linalg.sqrtm", evaluate, SQRT, A, _sqrtm_adjoint)
@@ -361,7 +379,7 @@ def sqrtm_frule(tangents: tuple[Any, Any], A: Any, **kwargs: Any) -> tuple[Any, 
 
 @rrule.register(sla.logm)
 def logm_rrule(A: Any, **kwargs: Any) -> tuple[Any, Any]:
-    r"""Reverse rule for ``scipy.linalg.logm(A)``: :math:`\bar A = L_{\log}(A^H, \bar Y)` (block form)."""
+    r"""Reverse rule for ``scipy.linalg.logm(A)``: :math:`\bar A = L_{\log}(A^H, \bar Y)`."""
     evaluate = _scipy(sla.logm, **kwargs)
     return _general_rule("scipy.linalg.logm", evaluate, LOG, A, _block_rules(evaluate)[1])
 
@@ -376,7 +394,7 @@ def logm_frule(tangents: tuple[Any, Any], A: Any, **kwargs: Any) -> tuple[Any, A
 
 @rrule.register(sla.cosm)
 def cosm_rrule(A: Any) -> tuple[Any, Any]:
-    r"""Reverse rule for ``scipy.linalg.cosm(A)``: :math:`\bar A = L_{\cos}(A^H, \bar Y)` (block form)."""
+    r"""Reverse rule for ``scipy.linalg.cosm(A)``: :math:`\bar A = L_{\cos}(A^H, \bar Y)`."""
     return _general_rule("scipy.linalg.cosm", sla.cosm, COS, A, _block_rules(sla.cosm)[1])
 
 
@@ -389,7 +407,7 @@ def cosm_frule(tangents: tuple[Any, Any], A: Any) -> tuple[Any, Any]:
 
 @rrule.register(sla.sinm)
 def sinm_rrule(A: Any) -> tuple[Any, Any]:
-    r"""Reverse rule for ``scipy.linalg.sinm(A)``: :math:`\bar A = L_{\sin}(A^H, \bar Y)` (block form)."""
+    r"""Reverse rule for ``scipy.linalg.sinm(A)``: :math:`\bar A = L_{\sin}(A^H, \bar Y)`."""
     return _general_rule("scipy.linalg.sinm", sla.sinm, SIN, A, _block_rules(sla.sinm)[1])
 
 
@@ -433,10 +451,10 @@ def _funm_spec(func: Any) -> ScalarFunction:
 
 @rrule.register(sla.funm)
 def funm_rrule(A: Any, func: Any, disp: bool = True) -> tuple[Any, Any]:
-    r"""Reverse rule for ``scipy.linalg.funm(A, func, disp=True)``; ``func`` a :class:`MatrixFunction`.
+    r"""Reverse rule for ``scipy.linalg.funm(A, func, disp=True)``, ``func`` a MatrixFunction.
 
     :math:`\bar A = V^{-H} (\bar\Gamma \circ V^H \bar Y V^{-H}) V^H` with ``A = V diag(w) V^{-1}``;
-    Daleckii-Krein for ``Symmetric``/``Hermitian`` input. ``func`` gets ``NoTangent()``; with
+    Daleckii-Krein for Hermitian input (:func:`is_hermitian`). ``func`` gets ``NoTangent()``; with
     ``disp=False`` the error estimate of ``(F, errest)`` is not differentiated.
     """
     spec = _funm_spec(func)
@@ -450,7 +468,10 @@ def funm_rrule(A: Any, func: Any, disp: bool = True) -> tuple[Any, Any]:
 
 @frule.register(sla.funm)
 def funm_frule(tangents: tuple[Any, ...], A: Any, func: Any, disp: bool = True) -> tuple[Any, Any]:
-    r"""Forward rule for ``scipy.linalg.funm``: :math:`\dot Y = V (\Gamma \circ V^{-1} \dot A V) V^{-1}`."""
+    r"""Forward rule for ``scipy.linalg.funm``.
+
+    :math:`\dot Y = V (\Gamma \circ V^{-1} \dot A V) V^{-1}`.
+    """
     spec = _funm_spec(func)
     evaluate = _scipy(sla.funm, func=func, disp=disp)
 

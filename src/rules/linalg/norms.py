@@ -68,7 +68,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from kernels import svd as ksvd
 from kernels._spectral import default_rtol
 from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
-from rules.linalg._stacks import as_stack, check_shape
+from rules.linalg._stacks import as_stack, check_shape, flat_batch
 from rules.registry import frule, rrule
 from tangents import NoTangent, ProjectTo, ZeroTangent, unthunk
 
@@ -307,8 +307,7 @@ class _Norm:
             wm = np.moveaxis(w, self.axes, (-2, -1))[..., 0].astype(self.weights.dtype, copy=False)
             weights = self.weights * wm  # (..., r)
             if self.kernel:
-                k = weights.shape[-1]
-                G = ksvd.svdvals_pullback_batched(as_stack(U), as_stack(Vh), weights.reshape(-1, k))
+                G = ksvd.svdvals_pullback_batched(as_stack(U), as_stack(Vh), flat_batch(weights, 1))
                 G = G.reshape(*U.shape[:-1], Vh.shape[-1])
                 return np.moveaxis(G, (-2, -1), self.axes)
             scale = weights[..., None, :]

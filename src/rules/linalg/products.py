@@ -32,7 +32,7 @@ import numpy as np
 from kernels import products as kproducts
 from rules.arguments import refuse
 from rules.broadcasting import unbroadcast
-from rules.cotangents import as_array_cotangent
+from rules.cotangents import as_array_cotangent, conj
 from rules.linalg._stacks import adjoint, as_stack, check_shape, kernel_operands, unstack
 from rules.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
@@ -155,13 +155,6 @@ def matmul_frule(tangents: tuple[Any, Any, Any], A: Any, B: Any) -> tuple[Any, A
 # --- shared helpers of the bilinear products -----------------------------------------------------
 
 
-def _conj(x: Any) -> Any:
-    """``conj(x)``, with no copy for real ndarrays."""
-    if isinstance(x, np.ndarray) and not np.iscomplexobj(x):
-        return x
-    return x.conj() if hasattr(x, "conj") else np.conj(x)
-
-
 def _product_tangent(
     product: Any, a: Any, b: Any, tangents: tuple[Any, Any, Any], name: str
 ) -> Any:
@@ -187,13 +180,13 @@ def _contraction_pullback(
     """
     a, b, g = np.asarray(a), np.asarray(b), np.asarray(g)
     if a.ndim == 0 or b.ndim == 0:  # a product with a scalar: the scalar's cotangent is a sum
-        a_bar, b_bar = g * _conj(b), _conj(a) * g
+        a_bar, b_bar = g * conj(b), conj(a) * g
         return (np.sum(a_bar) if a.ndim == 0 else a_bar), (np.sum(b_bar) if b.ndim == 0 else b_bar)
     a_free = [i for i in range(a.ndim) if i != a_axis]
     b_free = [i for i in range(b.ndim) if i != b_axis]
     n_a = len(a_free)
-    a_bar = np.tensordot(g, _conj(b), axes=(list(range(n_a, g.ndim)), b_free))
-    b_bar = np.tensordot(_conj(a), g, axes=(a_free, list(range(n_a))))
+    a_bar = np.tensordot(g, conj(b), axes=(list(range(n_a, g.ndim)), b_free))
+    b_bar = np.tensordot(conj(a), g, axes=(a_free, list(range(n_a))))
     return np.moveaxis(a_bar, -1, a_axis), np.moveaxis(b_bar, 0, b_axis)
 
 
@@ -305,8 +298,8 @@ def inner_rrule(a: Any, b: Any, /) -> tuple[Any, Any]:
         y_bar = unthunk(y_bar)
         check_shape("np.inner pullback", "the cotangent", y_bar, y_shape)
         if a_ndim == b_ndim == 2:
-            a_bar = _matmul(y_bar, _conj(b), "np.inner")
-            return NoTangent(), project_a(a_bar), project_b(_matmul(y_bar.mT, _conj(a), "np.inner"))
+            a_bar = _matmul(y_bar, conj(b), "np.inner")
+            return NoTangent(), project_a(a_bar), project_b(_matmul(y_bar.mT, conj(a), "np.inner"))
         g = as_array_cotangent(y_bar, "np.inner's pullback (vector, N-D or scalar operands)")
         a_bar, b_bar = _contraction_pullback(a, b, g, a_ndim - 1, b_ndim - 1)
         return NoTangent(), project_a(a_bar), project_b(b_bar)
@@ -354,7 +347,7 @@ def outer_rrule(a: Any, b: Any, out: Any = None) -> tuple[Any, Any]:
     y = _call("np.outer", np.outer, a, b)
     project_a, project_b = ProjectTo(a), ProjectTo(b)
     a_shape, b_shape, y_shape = np.shape(a), np.shape(b), np.shape(y)
-    a_conj, b_conj = _conj(np.ravel(a)), _conj(np.ravel(b))  # vectors: cheap to keep
+    a_conj, b_conj = conj(np.ravel(a)), conj(np.ravel(b))  # vectors: cheap to keep
     a_vector, b_vector = a_shape == a_conj.shape, b_shape == b_conj.shape
 
     def outer_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
@@ -410,8 +403,8 @@ def kron_rrule(a: Any, b: Any) -> tuple[Any, Any]:
         g = np.asarray(as_array_cotangent(y_bar, "np.kron's pullback"))
         check_shape("np.kron pullback", "the cotangent", g, y.shape)
         Y = g.reshape(interleaved)  # a view: einsum contracts in place (tensordot would copy)
-        a_bar = np.einsum(f"{y_labels},{j}->{i}", Y, _conj(B_d))
-        b_bar = np.einsum(f"{y_labels},{i}->{j}", Y, _conj(A_d))
+        a_bar = np.einsum(f"{y_labels},{j}->{i}", Y, conj(B_d))
+        b_bar = np.einsum(f"{y_labels},{i}->{j}", Y, conj(A_d))
         return NoTangent(), project_a(a_bar.reshape(A.shape)), project_b(b_bar.reshape(B.shape))
 
     return y, kron_pullback

@@ -9,10 +9,13 @@ For ``X = A^{-1} B`` (Giles 2008, section 2.2.3) with the complex convention
     \bar B = A^{-H} \bar X, \qquad \bar A = -\bar B X^H.
 
 The forward pass factors ``A`` once and keeps the factors: the pullback's ``A^{-H} \bar X`` and
-the pushforward's ``A^{-1}(\cdot)`` are solves with them, never a second factorization
+the pushforward's ``A^{-1}(\cdot)`` are solves with them, not a second factorization
 (``rules.linalg._systems``: the batched LU kernel for small stacks, LAPACK ``getrf``/``getrs``
 for large matrices). Small stacks run the fused kernel ``kernels.solve.solve_pullback_batched``
-(both cotangents in one compiled call). ``b`` of shape ``(n,)`` is a vector, ``(..., n, k)`` a
+(both cotangents in one compiled call). The exception is a mid-size stack (orders 17 to
+``_systems.GUFUNC_STACK_MAX_N``, general ``A``): numpy's batched ``np.linalg.solve`` runs it,
+which keeps no factors, so the pullback factors ``A^H`` again; a Python loop over LAPACK calls
+would cost more than that. ``b`` of shape ``(n,)`` is a vector, ``(..., n, k)`` a
 stack of matrices (numpy 2 and scipy semantics); batch axes broadcast and cotangents are summed
 back over them. With one matrix ``a``, a stacked ``b`` is solved as the columns of one system.
 
@@ -48,7 +51,7 @@ import scipy.linalg as sla
 
 from kernels import solve as ksolve
 from rules.cotangents import as_array_cotangent
-from rules.linalg._stacks import adjoint, check_shape
+from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import (
     KINDS,
     STRUCTURES,
@@ -62,7 +65,6 @@ from rules.linalg._systems import (
     fold_cotangent,
     linalg_dtypes,
     read_matrix,
-    square_matrices,
 )
 from rules.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk

@@ -86,7 +86,7 @@ from rules.linalg._spectral import (
     optional_cotangent,
     raise_if_gauge_dependent,
 )
-from rules.linalg._stacks import adjoint, as_stack
+from rules.linalg._stacks import adjoint, as_stack, flat_batch, square_matrices
 from rules.registry import frule, rrule, split_cotangent
 from tangents import NoTangent, ProjectTo, Tangent, unthunk
 
@@ -121,8 +121,10 @@ def svd_pullback_array(
     Raises :class:`GaugeError` for gauge-dependent vector cotangents (module docstring).
     """
     m, k, n = U.shape[-2], s.shape[-1], Vh.shape[-1]
+    if k == 0:  # zero-size matrices (the kernels' loops need k > 0)
+        return np.zeros((*U.shape[:-1], n), U.dtype)
     rtol = default_rtol(max(m, n, 1), s.dtype)
-    Us, ss, Vhs = as_stack(U), s.reshape(-1, k), as_stack(Vh)
+    Us, ss, Vhs = as_stack(U), flat_batch(s, 1), as_stack(Vh)
     U_bars = None if U_bar is None else as_stack(U_bar)
     Vh_bars = None if Vh_bar is None else as_stack(Vh_bar)
     if U_bars is not None or Vh_bars is not None:
@@ -130,7 +132,7 @@ def svd_pullback_array(
     shape = (*U.shape[:-1], n)
     if U.dtype not in KERNEL_DTYPES:
         return svd_pullback_formula(U, s, Vh, U_bar, s_bar, Vh_bar, rtol)
-    s_bars = None if s_bar is None else s_bar.reshape(-1, k)
+    s_bars = None if s_bar is None else flat_batch(s_bar, 1)
     return ksvd.svd_pullback_batched(Us, ss, Vhs, U_bars, s_bars, Vh_bars, rtol=rtol).reshape(shape)
 
 
@@ -214,11 +216,13 @@ def svd_pushforward_array(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(U_dot, s_dot, Vh_dot)`` of the thin factors for an ndarray ``A_dot`` of ``U``'s dtype."""
     m, k, n = U.shape[-2], s.shape[-1], Vh.shape[-1]
+    if k == 0:  # zero-size matrices (the kernels' loops need k > 0)
+        return np.zeros_like(U), np.zeros_like(s), np.zeros_like(Vh)
     rtol = default_rtol(max(m, n, 1), s.dtype)
     if U.dtype not in KERNEL_DTYPES:
         return svd_pushforward_formula(U, s, Vh, A_dot, rtol)
     U_dot, s_dot, Vh_dot = ksvd.svd_pushforward_batched(
-        as_stack(U), s.reshape(-1, k), as_stack(Vh), as_stack(A_dot), rtol=rtol
+        as_stack(U), flat_batch(s, 1), as_stack(Vh), as_stack(A_dot), rtol=rtol
     )
     return U_dot.reshape(U.shape), s_dot.reshape(s.shape), Vh_dot.reshape(Vh.shape)
 
@@ -268,9 +272,9 @@ def _fold_complement(
 
 def _check_complement(name: str, basis: np.ndarray, X: np.ndarray, G: np.ndarray) -> None:
     """GaugeError when ``G = U_p^H X`` has a skew-Hermitian part (a rotation of the complement)."""
-    G = G.reshape(-1, *G.shape[-2:])
+    G = flat_batch(G, 2)
     skew = np.max(np.abs(G - adjoint(G)), axis=(1, 2), initial=0.0) / 2
-    stack = X.reshape(-1, *X.shape[-2:])
+    stack = flat_batch(X, 2)
     raise_if_gauge_dependent(
         name, {_COMPLEMENT: skew}, lambda rows: frobenius(stack[rows]), basis.real.dtype
     )
@@ -297,10 +301,8 @@ def _decompose(name: str, a: Any, full_matrices: bool, hermitian: bool, call: An
     dense = np.asarray(a)
     if dense.ndim < 2:
         raise np.linalg.LinAlgError(f"{name}: needs matrices (ndim >= 2), got shape {dense.shape}")
-    if hermitian and dense.shape[-1] != dense.shape[-2]:
-        raise np.linalg.LinAlgError(
-            f"{name}: hermitian=True needs square matrices, got shape {dense.shape}"
-        )
+    if hermitian:
+        square_matrices(f"{name} with hermitian=True", dense)
     try:
         return dense, call(dense, full_matrices)
     except np.linalg.LinAlgError as error:

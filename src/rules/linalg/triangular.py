@@ -42,14 +42,13 @@ import scipy.linalg as sla
 
 from kernels import triangular as ktri
 from rules.cotangents import as_array_cotangent
-from rules.linalg._stacks import check_shape
+from rules.linalg._stacks import check_shape, square_matrices
 from rules.linalg._systems import (
     Layout,
     cast,
     check_scipy_options,
     linalg_dtypes,
     singular_error,
-    square_matrices,
 )
 from rules.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk

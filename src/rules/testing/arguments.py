@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from rules.registry import function_name
 from rules.testing.results import Failures
 from rules.testing.spaces import CompositeSpace, EmptySpace, Space, space_of
 from tangents import (
@@ -41,11 +42,6 @@ __all__ = [
     "snapshot",
     "with_component",
 ]
-
-
-def function_name(f: Any) -> str:
-    """A readable name for the checked function."""
-    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
 
 
 def argument_label(i: int, args: tuple[Any, ...]) -> str:

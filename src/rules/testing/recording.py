@@ -22,20 +22,17 @@ The log names the operations as the docs do: ``"t + u"``, ``"t - u"``, ``"-t"``,
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
+
+from tangents.arithmetic import is_scalar
 
 __all__ = ["RecordingTangent", "TangentConversionError"]
 
 
 class TangentConversionError(AssertionError):
     """A rule converted a tangent type to an ndarray, or used what the protocol does not offer."""
-
-
-def _is_scalar(s: Any) -> bool:
-    return isinstance(s, numbers.Number | np.generic) or (isinstance(s, np.ndarray) and s.ndim == 0)
 
 
 class RecordingTangent:
@@ -88,12 +85,12 @@ class RecordingTangent:
         return self._new("-t", -self.data)
 
     def __mul__(self, s: Any) -> Any:
-        return self._new("s * t", self.data * s) if _is_scalar(s) else NotImplemented
+        return self._new("s * t", self.data * s) if is_scalar(s) else NotImplemented
 
     __rmul__ = __mul__
 
     def __truediv__(self, s: Any) -> Any:
-        return self._new("t / s", self.data / s) if _is_scalar(s) else NotImplemented
+        return self._new("t / s", self.data / s) if is_scalar(s) else NotImplemented
 
     def __matmul__(self, M: Any) -> Any:
         if isinstance(M, np.ndarray) and M.ndim >= 1:

@@ -40,6 +40,38 @@ def test_cho_solve(spd, randn, dtype, lower, rhs):
     check_frule(sla.cho_solve, (c, lower), b)
 
 
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize(
+    ("c_shape", "b_shape"),
+    [
+        ((3, 3), (4, 3, 2)),  # one factor, a stack of right-hand sides: A_bar summed over it
+        ((4, 3, 3), (3,)),  # a stack of factors, one vector
+        ((4, 3, 3), (3, 2)),
+        ((4, 3, 3), (4, 3, 1)),
+        ((2, 1, 3, 3), (1, 4, 3, 2)),  # batch axes broadcast both ways
+    ],
+)
+def test_cho_factor_and_cho_solve_on_stacks(spd, randn, dtype, lower, c_shape, b_shape):
+    A = spd(dtype, *c_shape)
+    c_and_lower = sla.cho_factor(A, lower=lower)  # a stack: lower is a bool array (scipy 1.17)
+    b = randn(dtype, *b_shape)
+    check_rrule(sla.cho_solve, c_and_lower, b, constant=[(0, 1)])
+    check_frule(sla.cho_solve, c_and_lower, b, constant=[(0, 1)])
+    if len(c_shape) > 2:
+        check_rrule(sla.cho_factor, A, lower, symmetric=[0])
+        check_frule(sla.cho_factor, A, lower, symmetric=[0])
+
+
+def test_cho_solve_refuses_mixed_lower_flags_and_mismatched_b(spd, randn):
+    c, _ = sla.cho_factor(spd(np.float64, 2, 3, 3))
+    with pytest.raises(ValueError, match=r"cho_solve: the factors of a stack must all be lower"):
+        rrule(sla.cho_solve, (c, np.array([True, False])), randn(np.float64, 3))
+    with pytest.raises(
+        ValueError, match=r"cho_solve: c of shape \(2, 3, 3\) and b of shape \(2, 3\)"
+    ):
+        rrule(sla.cho_solve, (c, False), randn(np.float64, 2, 3))
+
+
 def test_cho_solve_frule_refuses_a_user_tangent_type_by_name(spd, randn, user_tangent):
     c_and_lower = sla.cho_factor(spd(np.float64, 3, 3))
     b = randn(np.float64, 3)
@@ -100,6 +132,17 @@ def test_bad_input():
         rrule(sla.cholesky, np.eye(2), overwrite_a=True)
 
 
+def test_cho_factor_errors_name_the_function_and_the_shape():
+    for rule in (rrule, lambda f, A: frule((NoTangent(), np.eye(*A.shape[-2:])), f, A)):
+        with pytest.raises(np.linalg.LinAlgError, match=r"scipy.linalg.cho_factor.*\(2, 3\)"):
+            rule(sla.cho_factor, np.ones((2, 3)))
+        with pytest.raises(
+            np.linalg.LinAlgError,
+            match=r"scipy.linalg.cho_factor: .*not positive definite.*\(2, 3, 3\)",
+        ):
+            rule(sla.cho_factor, -np.stack([np.eye(3)] * 2))
+
+
 def test_nan_in_nan_out():
     A = np.eye(3)
     A[1, 1] = np.nan
@@ -108,3 +151,30 @@ def test_nan_in_nan_out():
     assert np.isnan(pullback(np.ones((3, 3)))[1]).any()
     _, L_dot = frule((NoTangent(), np.eye(3)), np.linalg.cholesky, A)
     assert np.isnan(L_dot).any()
+
+
+@pytest.mark.parametrize(
+    ("f", "args"),
+    [
+        (sla.cholesky, lambda A: (A,)),
+        (sla.cho_factor, lambda A: (A,)),
+        (sla.cho_solve, lambda A: ((np.eye(3), True), A[:, 0])),
+        (sla.solve, lambda A: (np.eye(3), A[:, 0])),
+        (sla.inv, lambda A: (A,)),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_scipy_options_are_checked_alike(spd, f, args):
+    # one check (rules.linalg._systems.check_scipy_options) for every scipy rule
+    name = f"scipy.linalg.{f.__name__}"
+    A = spd(np.float64, 3, 3)
+    bad = A.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match=rf"{name}: array must not contain infs or NaNs"):
+        rrule(f, *args(bad))
+    overwrite = "overwrite_b" if f in (sla.cho_solve,) else "overwrite_a"
+    with pytest.raises(ValueError, match=rf"{name}: overwrite_a/overwrite_b=True"):
+        rrule(f, *args(A), **{overwrite: True})
+    if f in (sla.cholesky, sla.cho_factor, sla.cho_solve):  # the rules taking **kwargs
+        with pytest.raises(TypeError, match=rf"{name} got unexpected keyword.*'bogus'"):
+            rrule(f, *args(A), bogus=1)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from rules import frule, rrule
-from rules.linalg import determinant  # noqa: F401  (registers the rules)
+from rules.linalg import determinant
 from rules.linalg.determinant import kdet
 from rules.testing import check_frule, check_rrule
 from tangents import Diagonal, LowerTriangular, NoTangent, Tangent, UpperTriangular, ZeroTangent
@@ -11,12 +11,16 @@ SHAPES = [(4, 4), (3, 4, 4), (2, 1, 3, 3)]
 LARGE = [(20, 20), (2, 20, 20), (40, 40)]  # beyond the kernels' crossovers
 
 
-@pytest.fixture(params=["kernels", "lapack"])
+@pytest.fixture(params=["kernels", "gufunc", "lapack"])
 def path(request, monkeypatch):
-    """Run with the crossovers as they are, or with every size on the LAPACK path."""
+    """Run with the crossovers as they are, det of every stack on numpy's gufuncs (the mid-size
+    path), or with every size on the LAPACK path."""
+    if request.param == "gufunc":
+        monkeypatch.setattr(kdet, "DET_CROSSOVER_N", 0)
     if request.param == "lapack":
         for name in ("DET_CROSSOVER_N", "DET_SINGLE_CROSSOVER_N", "SLOGDET_CROSSOVER_N"):
             monkeypatch.setattr(kdet, name, 0)
+        monkeypatch.setattr(determinant, "DET_GUFUNC_MAX_N", 0)
     return request.param
 
 
@@ -173,6 +177,22 @@ def test_nan_in_nan_out(path):
         assert np.isnan(pullback((0.0, np.ones(np.shape(logabsdet))))[1]).any()
 
 
+@pytest.mark.parametrize("shape", [(3, 3), (14, 14), (40, 40), (2, 3, 3), (2, 20, 20), (2, 40, 40)])
+def test_complex_nan_in_nan_out_quietly(shape, path):
+    # tests run with warnings as errors: complex pivots divided by their modulus must not warn
+    a = np.broadcast_to(np.eye(shape[-1]) * (1 + 1j), shape).copy()
+    a[..., 1, 0] = np.nan
+    d, pullback = rrule(np.linalg.det, a)
+    assert np.isnan(d).all()
+    assert np.isnan(pullback(np.ones(np.shape(d), complex))[1]).any()
+    _, d_dot = frule((NoTangent(), np.ones(shape, complex)), np.linalg.det, a)
+    assert np.isnan(d_dot).all()
+    (sign, logabsdet), pullback = rrule(np.linalg.slogdet, a)
+    assert np.isnan(sign).all()
+    assert np.isnan(pullback((np.ones(np.shape(sign), complex), np.ones_like(logabsdet)))[1]).any()
+    frule((NoTangent(), np.ones(shape, complex)), np.linalg.slogdet, a)  # no warning either
+
+
 def test_empty_matrices():
     y, pullback = rrule(np.linalg.det, np.zeros((0, 0)))
     assert y == np.linalg.det(np.zeros((0, 0)))
@@ -180,3 +200,19 @@ def test_empty_matrices():
     (sign, logabsdet), pullback = rrule(np.linalg.slogdet, np.zeros((2, 0, 0)))
     np.testing.assert_array_equal(sign, [1, 1])
     assert pullback((sign, logabsdet))[1] == ZeroTangent()  # nothing to differentiate
+
+
+def test_mid_size_stacks_take_the_gufuncs(randn, dtype, monkeypatch):
+    a = well_conditioned(randn, dtype, 3, 20, 20) / np.sqrt(20)
+    a[1] = np.ones((20, 20))  # rank one in the middle: the exact LAPACK path takes over
+    a[2, 0] = a[2, 1]  # rank n - 1: the cofactors
+    kept = a.copy()
+    calls = []
+    inverse = np.linalg.inv
+    monkeypatch.setattr(np.linalg, "inv", lambda x: calls.append(x.shape) or inverse(x))
+    check_rrule(np.linalg.det, a[[0]])
+    check_frule(np.linalg.det, a[[0]])
+    assert calls  # the gufunc path ran
+    check_rrule(np.linalg.det, a)
+    check_frule(np.linalg.det, a)
+    np.testing.assert_array_equal(a, kept)

@@ -28,31 +28,6 @@ def test_lu(request, pivoted, dtype, shape, options):
     check_frule(sla.lu, A, **options)
 
 
-@pytest.mark.parametrize("shape", SHAPES)
-def test_lu_factor(pivoted, dtype, shape):
-    A = pivoted(dtype, *shape)
-    check_rrule(sla.lu_factor, A)
-    check_frule(sla.lu_factor, A)
-
-
-@pytest.mark.parametrize("trans", [0, 1, 2])
-@pytest.mark.parametrize(
-    ("lu_shape", "b_shape"),
-    [
-        ((4, 4), (4,)),
-        ((4, 4), (4, 2)),
-        ((4, 4), (3, 4, 1)),
-        ((2, 4, 4), (4,)),
-        ((2, 4, 4), (1, 4, 2)),
-    ],
-)
-def test_lu_solve(pivoted, randn, dtype, trans, lu_shape, b_shape):
-    factors = sla.lu_factor(pivoted(dtype, *lu_shape))
-    b = randn(dtype, *b_shape)
-    check_rrule(sla.lu_solve, factors, b, trans=trans, constant=[(0, 1)])
-    check_frule(sla.lu_solve, factors, b, trans=trans, constant=[(0, 1)])
-
-
 def test_large_matrices_take_the_blas_path(pivoted):
     assert klu.LU_SINGLE_CROSSOVER_N < 18
     assert klu.LU_CROSSOVER_N < 34
@@ -80,13 +55,6 @@ def test_kernel_path_agrees_with_the_formula(pivoted, randn, dtype, shape):
         strict=True,
     ):
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
-
-
-def test_perm_from_lapack_pivots(pivoted):
-    A = pivoted(np.float64, 3, 6, 4)
-    _, piv = sla.lu_factor(A)
-    perm, _, _ = sla.lu(A, p_indices=True)
-    np.testing.assert_array_equal(lu._inverse(lu._row_order(piv, 6)), perm)
 
 
 def test_other_dtypes_take_the_generic_path(pivoted):
@@ -152,21 +120,6 @@ def test_zero_pivot_error_names_the_matrix_of_the_stack():
         pullback((ZeroTangent(), np.ones((2, 3, 3)), ZeroTangent()))
 
 
-def test_lu_solve_with_a_singular_factor_gives_inf_or_nan_like_the_primal():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", sla.LinAlgWarning)
-        factors = sla.lu_factor(np.ones((3, 3)))
-    x, pullback = rrule(sla.lu_solve, factors, np.ones(3))
-    _, lu_bar, b_bar = pullback(np.ones(3))
-    assert not np.isfinite(x).all()
-    assert not np.isfinite(b_bar).all()
-    assert not np.isfinite(lu_bar[0]).all()
-    _, x_dot = frule(
-        (NoTangent(), (np.eye(3), NoTangent()), np.ones(3)), sla.lu_solve, factors, np.ones(3)
-    )
-    assert not np.isfinite(x_dot).all()
-
-
 # --- bad input -----------------------------------------------------------------------------------
 
 
@@ -175,11 +128,6 @@ def test_bad_input(pivoted):
         rrule(sla.lu, np.eye(2), overwrite_a=True)
     with pytest.raises(ValueError, match=r"scipy.linalg.lu: needs a matrix.*\(3,\)"):
         rrule(sla.lu, np.ones(3))
-    factors = sla.lu_factor(pivoted(np.float64, 3, 3))
-    with pytest.raises(ValueError, match=r"scipy.linalg.lu_solve: trans must be 0, 1 or 2"):
-        rrule(sla.lu_solve, factors, np.ones(3), trans=3)
-    with pytest.raises(ValueError, match=r"lu must be a square matrix.*\(3, 2\)"):
-        rrule(sla.lu_solve, (np.ones((3, 2)), np.zeros(2, np.int32)), np.ones(3))
     _, pullback = rrule(sla.lu, pivoted(np.float64, 3, 3))
     with pytest.raises(
         ValueError, match=r"the cotangent of L has shape \(2, 2\), expected \(3, 3\)"
@@ -194,8 +142,6 @@ def test_nan_in_nan_out():
     A[0, 1] = np.nan
     _, pullback = rrule(sla.lu, A, check_finite=False)
     assert np.isnan(pullback((ZeroTangent(), np.ones((3, 3)), np.ones((3, 3))))[1]).any()
-    _, y_dot = frule((NoTangent(), np.eye(3)), sla.lu_factor, A, check_finite=False)
-    assert np.isnan(y_dot[0]).any()
 
 
 def test_cotangent_of_the_permutation_is_ignored(pivoted):

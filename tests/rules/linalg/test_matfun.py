@@ -151,6 +151,21 @@ def test_hermitian_stacks(randn):
     assert type(pullback(np.ones((2, 3, 3)))[1]) is Hermitian
 
 
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3)])
+def test_complex_symmetric_input_is_not_hermitian(randn, well_conditioned, shape):
+    # A complex Symmetric (A^T = A) has no unitary eigendecomposition: it takes the general
+    # rules, not Daleckii-Krein (Hermitian subclasses Symmetric; the type test must tell them apart)
+    S = Symmetric(well_conditioned(np.complex128, *shape))
+    for function in (sla.sqrtm, sla.logm, sla.cosm, sla.sinm):
+        check_rrule(function, S)
+        check_frule(function, S)
+    check_rrule(sla.funm, Symmetric(well_conditioned(np.complex128, 3, 3)), TANH, constant=[1])
+    check_frule(sla.funm, Symmetric(well_conditioned(np.complex128, 3, 3)), TANH, constant=[1])
+    assert not matfun.is_hermitian(S)
+    assert matfun.is_hermitian(Hermitian(S.data))
+    assert matfun.is_hermitian(Symmetric(S.data.real))
+
+
 def test_symmetric_input_with_negative_eigenvalues_gives_complex_output():
     A = Symmetric(np.diag([-1.0, 2.0, 3.0]) + 0.1)
     check_rrule(sla.sqrtm, A)
@@ -215,6 +230,17 @@ def test_nan_in_nan_out():
     assert np.isnan(pullback(np.ones((3, 3)))[1].dense()).any()
     with pytest.raises(ValueError, match="infs or NaNs"):
         rrule(sla.logm, A)
+
+
+def test_sqrtm_of_a_general_matrix_with_nan_raises_as_scipy_does():
+    # the module docstring's NaN policy: scipy's Schur step fails, the rule passes its error on
+    A = np.array([[3.0, 1.0, 0.0], [np.nan, 3.0, 1.0], [0.5, 0.0, 3.0]])
+    with pytest.raises(np.linalg.LinAlgError, match="sqrtm"):
+        sla.sqrtm(A)
+    with pytest.raises(np.linalg.LinAlgError, match="sqrtm"):
+        rrule(sla.sqrtm, A)
+    with pytest.raises(np.linalg.LinAlgError, match="sqrtm"):
+        frule((NoTangent(), np.ones((3, 3))), sla.sqrtm, A)
 
 
 def test_divided_differences_use_the_derivative_at_ties():

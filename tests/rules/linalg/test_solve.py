@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 import scipy.linalg as sla
@@ -33,11 +35,40 @@ def test_numpy_solve(randn, dtype, a_shape, b_shape):
 def lapack_for_stacks(monkeypatch):
     """Stacks of any size take the per-matrix LAPACK path (one matrix always does)."""
     monkeypatch.setattr(_systems, "SMALL_STACK_N", 0)
+    monkeypatch.setattr(_systems, "GUFUNC_STACK_MAX_N", 0)
+
+
+@pytest.fixture
+def gufunc_for_stacks(monkeypatch):
+    """Stacks of any size take numpy's batched solve (the mid-size path)."""
+    monkeypatch.setattr(_systems, "SMALL_STACK_N", 0)
 
 
 @pytest.mark.parametrize(("a_shape", "b_shape"), [((2, 4, 4), (4,)), ((2, 1, 3, 3), (3, 3, 1))])
 def test_stacks_on_the_lapack_path(randn, dtype, lapack_for_stacks, a_shape, b_shape):
     a, b = well_conditioned(randn, dtype, *a_shape), randn(dtype, *b_shape)
+    check_rrule(np.linalg.solve, a, b)
+    check_frule(np.linalg.solve, a, b)
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), [((2, 4, 4), (4,)), ((2, 1, 3, 3), (3, 3, 1))])
+def test_stacks_on_the_gufunc_path(randn, dtype, gufunc_for_stacks, a_shape, b_shape):
+    a, b = well_conditioned(randn, dtype, *a_shape), randn(dtype, *b_shape)
+    kept = a.copy(), b.copy()
+    check_rrule(np.linalg.solve, a, b)
+    check_frule(np.linalg.solve, a, b)
+    np.testing.assert_array_equal(a, kept[0])
+    np.testing.assert_array_equal(b, kept[1])
+    a[0, 0] = 0  # a singular matrix: numpy's error, with the function and the shape
+    with pytest.raises(
+        np.linalg.LinAlgError, match=r"np.linalg.solve: singular.*" + re.escape(str(a_shape))
+    ):
+        rrule(np.linalg.solve, a, b)
+
+
+def test_mid_size_stacks(randn):
+    a, b = well_conditioned(randn, np.float64, 2, 20, 20), randn(np.float64, 2, 20, 3)
+    assert isinstance(_systems.factor("f", a), _systems.GufuncLU)
     check_rrule(np.linalg.solve, a, b)
     check_frule(np.linalg.solve, a, b)
 
@@ -53,7 +84,7 @@ def test_forward_equals_numpy_within_rounding(randn, dtype):
         np.testing.assert_allclose(x, expected, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("a_shape", [(30, 30), (4, 4), (3, 4, 4), (2, 20, 20)])
+@pytest.mark.parametrize("a_shape", [(30, 30), (4, 4), (3, 4, 4), (2, 40, 40)])
 def test_the_pullback_reuses_the_forward_factorization(randn, monkeypatch, a_shape):
     a, b = well_conditioned(randn, np.float64, *a_shape), randn(np.float64, a_shape[-1], 2)
     x, pullback = rrule(np.linalg.solve, a, b)
@@ -118,6 +149,7 @@ def test_scipy_solve_stacked(spd, randn, monkeypatch, assume_a, path):
     # one matrix takes LAPACK's getrf/potrf/sytrf/hetrf (test_scipy_solve); stacks too here
     if path == "lapack":
         monkeypatch.setattr(_systems, "SMALL_STACK_N", 0)
+        monkeypatch.setattr(_systems, "GUFUNC_STACK_MAX_N", 0)
     dtype = np.complex128
     if assume_a == "sym":  # complex symmetric, broadcast against a stack of right-hand sides
         a = Symmetric(randn(dtype, 3, 3) + 3 * np.eye(3))

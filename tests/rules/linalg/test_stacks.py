@@ -1,8 +1,12 @@
 import numpy as np
+import pytest
+import scipy.linalg as sla
 
-from rules import rrule
+from rules import frule, rrule
 from rules.linalg import _stacks
 from rules.linalg._stacks import kernel_operands
+from rules.testing.reverse import rand_output
+from tangents import NoTangent, ZeroTangent
 
 
 def test_kernel_operands_normalise_dtype_and_layout():
@@ -39,3 +43,83 @@ def test_a_complex_cotangent_of_a_real_cholesky_input():
     _, pullback = rrule(np.linalg.cholesky, A)
     L_bar = np.array([[1.0 + 1.0j, 0.0], [2.0 - 1.0j, 0.5j]])
     np.testing.assert_allclose(pullback(L_bar)[1], pullback(L_bar.real)[1])
+
+
+def test_as_stack_and_flat_batch_of_zero_size_arrays():
+    assert _stacks.as_stack(np.zeros((3, 0, 0))).shape == (3, 0, 0)
+    assert _stacks.as_stack(np.zeros((2, 0, 4, 0))).shape == (0, 4, 0)
+    assert _stacks.flat_batch(np.zeros((2, 3, 0)), 1).shape == (6, 0)
+    assert _stacks.flat_batch(np.zeros((0, 3)), 1).shape == (0, 3)
+
+
+@pytest.mark.parametrize(
+    ("f", "extra"),
+    [
+        (np.linalg.inv, ()),
+        (np.linalg.cholesky, ()),
+        (np.linalg.det, ()),
+        (np.linalg.slogdet, ()),
+        (np.linalg.eig, ()),
+        (np.linalg.eigvals, ()),
+        (np.linalg.eigh, ()),
+        (np.linalg.eigvalsh, ()),
+        (np.linalg.svd, ()),
+        (np.linalg.svdvals, ()),
+        (sla.eigh, ()),
+        (sla.svd, ()),
+        (np.linalg.matrix_power, (2,)),
+        (np.linalg.matrix_power, (-1,)),
+        (np.linalg.qr, ()),
+        (np.linalg.pinv, ()),
+        (sla.expm, ()),
+        (sla.sqrtm, ()),
+        (sla.lu, ()),
+    ],
+    ids=lambda v: getattr(v, "__name__", str(v)),
+)
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0, 0), (0, 3, 3)])
+def test_zero_size_inputs_work_where_numpy_does(rng, f, extra, shape):
+    # reshape(-1, *core) cannot infer -1 from a zero-size core: the stacks flatten by the product
+    a = np.zeros(shape) + np.eye(shape[-1])
+    try:
+        expected = f(a, *extra)
+    except (ValueError, np.linalg.LinAlgError):  # where numpy/scipy refuse, so may the rule
+        return
+    y, pullback = rrule(f, a, *extra)
+    for got, want in zip(_leaves(y), _leaves(expected), strict=True):
+        assert np.shape(got) == np.shape(want)
+    a_bar = pullback(rand_output(y, rng))[1]
+    assert a_bar == ZeroTangent() or np.shape(a_bar) == shape
+    tangents = (NoTangent(), np.ones(shape)) + (NoTangent(),) * len(extra)
+    y, _ = frule(tangents, f, a, *extra)
+    for got, want in zip(_leaves(y), _leaves(expected), strict=True):
+        assert np.shape(got) == np.shape(want)
+
+
+def _leaves(y):
+    return list(y) if isinstance(y, tuple | list) else [y]
+
+
+@pytest.mark.parametrize(
+    ("f", "extra", "name"),
+    [
+        (np.linalg.inv, (), "np.linalg.inv"),
+        (np.linalg.det, (), "np.linalg.det"),
+        (np.linalg.solve, (np.ones(2),), "np.linalg.solve"),
+        (np.linalg.cholesky, (), "np.linalg.cholesky"),
+        (sla.cho_factor, (), "scipy.linalg.cho_factor"),
+        (np.linalg.eigh, (), "np.linalg.eigh"),
+        (np.linalg.eig, (), "np.linalg.eig"),
+        (np.linalg.matrix_power, (2,), "np.linalg.matrix_power"),
+        (sla.expm, (), "scipy.linalg.expm"),
+        (sla.sqrtm, (), "scipy.linalg.sqrtm"),
+        (sla.solve_triangular, (np.ones(2),), "scipy.linalg.solve_triangular"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None) if callable(v) else None,
+)
+def test_one_square_check_one_message(f, extra, name):
+    message = rf"^{name}: needs square matrices \(\.\.\., n, n\), got an input of shape \(2, 3\)$"
+    with pytest.raises(np.linalg.LinAlgError, match=message):
+        rrule(f, np.ones((2, 3)), *extra)
+    with pytest.raises(np.linalg.LinAlgError, match=message):
+        _stacks.square_matrices(name, np.ones((2, 3)))
