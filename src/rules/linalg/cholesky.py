@@ -232,7 +232,7 @@ def cho_factor_rrule(
         A_bar = cholesky_pullback_array(L, np.asarray(L_bar, dtype=L.dtype)) + _sym(copied_bar)
         return NoTangent(), project_A(A_bar)
 
-    return (c, lower_out), cho_factor_pullback
+    return _as_scipy_returns(c, lower_out), cho_factor_pullback
 
 
 @frule.register(sla.cho_factor)
@@ -246,9 +246,14 @@ def cho_factor_frule(
     A_dot = _sym(as_array_cotangent(unthunk(tangents[1]), "scipy.linalg.cho_factor's pushforward"))
     F_dot = _tangent_of_factor(L, A_dot, lower)
     copied_dot = np.triu(A_dot, 1) if lower else np.tril(A_dot, -1)
-    return (c, lower_out), Tangent(
+    return _as_scipy_returns(c, lower_out), Tangent(
         tuple, (F_dot + copied_dot).astype(c.dtype, copy=False), NoTangent()
     )
+
+
+def _as_scipy_returns(c: np.ndarray, lower_out: Any) -> tuple[Any, Any] | list[Any]:
+    """``(c, lower)`` for one matrix; a list for a stack, as scipy's batched ``cho_factor``."""
+    return [c, lower_out] if c.ndim > 2 else (c, lower_out)
 
 
 def _factor_of(c: np.ndarray, lower: bool) -> np.ndarray:

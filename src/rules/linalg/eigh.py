@@ -439,7 +439,7 @@ def scipy_eigh_rrule(
     call = _ScipyEigh("scipy.linalg.eigh", a, b, lower, options)
     if eigvals_only:
         return _values_rule(call.name, a, call.w, call.V)
-    return (call.w, call.V), call.vectors_pullback(a)
+    return _scipy_pair(call.w, call.V), call.vectors_pullback(a)
 
 
 @frule.register(sla.eigh)
@@ -456,7 +456,12 @@ def scipy_eigh_frule(
     call = _ScipyEigh("scipy.linalg.eigh", a, b, lower, options)
     if eigvals_only:
         return call.w, call.values_pushforward(tangents[1])
-    return (call.w, call.V), Tangent(tuple, *call.vectors_pushforward(tangents[1]))
+    return _scipy_pair(call.w, call.V), Tangent(tuple, *call.vectors_pushforward(tangents[1]))
+
+
+def _scipy_pair(w: np.ndarray, V: np.ndarray) -> tuple[Any, Any] | list[Any]:
+    """``(w, v)`` for one matrix; a list for a stack, as scipy's batched ``eigh`` returns it."""
+    return [w, V] if V.ndim > 2 else (w, V)
 
 
 @rrule.register(sla.eigvalsh)

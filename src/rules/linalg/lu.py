@@ -315,7 +315,9 @@ def _scipy_lu(
         return (_rows(L, factors.perm), U), factors
     if p_indices:
         return (perm, L, U), factors
-    P = np.eye(perm.shape[-1], dtype=L.real.dtype)[perm]  # A = P L U: P[i, perm[i]] = 1
+    # scipy 1.17's P is real, except for 1x1 matrices, where it has the input's dtype
+    P_dtype = L.dtype if dense.shape[-2:] == (1, 1) else L.real.dtype
+    P = np.eye(perm.shape[-1], dtype=P_dtype)[perm]  # A = P L U: P[i, perm[i]] = 1
     return (P, L, U), factors
 
 

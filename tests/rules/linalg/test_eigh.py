@@ -325,3 +325,14 @@ def test_thunk_of_a_zero():
     assert pullback(Thunk(lambda: ZeroTangent()))[1] == ZeroTangent()
     _, pullback = rrule(np.linalg.eigh, np.eye(2))
     assert pullback(Thunk(lambda: ZeroTangent()))[1] == ZeroTangent()
+
+
+def test_scipy_eigh_of_a_stack_returns_what_scipy_returns(randn):
+    # scipy's batched eigh returns a list [w, v] for a stack, a tuple for one matrix
+    for A in (hermitian(randn, np.float64, 2, 3, 3), hermitian(randn, np.float64, 3, 3)):
+        expected = sla.eigh(A)
+        y, _ = rrule(sla.eigh, A)
+        y_fwd, _ = frule((NoTangent(), np.zeros_like(A)), sla.eigh, A)
+        for got in (y, y_fwd):
+            assert type(got) is type(expected)
+            np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)

@@ -10,19 +10,14 @@ from rules.linalg import lu
 from rules.testing import check_frule, check_rrule
 from tangents import Diagonal, NoTangent, Symmetric, Tangent, ZeroTangent
 
-SHAPES = [(4, 4), (5, 3), (3, 5), (2, 4, 4), (1, 1)]
+SHAPES = [(4, 4), (5, 3), (3, 5), (2, 4, 4), (1, 1), (2, 1, 1)]
 VARIANTS = [{}, {"p_indices": True}, {"permute_l": True}]
 
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("options", VARIANTS, ids=["P", "p_indices", "permute_l"])
-def test_lu(request, pivoted, dtype, shape, options):
-    if shape == (1, 1) and dtype.kind == "c" and not options:
-        # scipy's 1x1 shortcut gives P = np.ones_like(a), complex; larger inputs get a real P
-        # and so does the rule (src/rules/linalg/lu.py, edited on another branch)
-        request.applymarker(
-            pytest.mark.xfail(strict=True, reason="rule's P is real where scipy's 1x1 P is complex")
-        )
+def test_lu(pivoted, dtype, shape, options):
+    # (1, 1) matters: there scipy's P has the input's dtype (complex too), elsewhere it is real
     A = pivoted(dtype, *shape)
     check_rrule(sla.lu, A, **options)
     check_frule(sla.lu, A, **options)
