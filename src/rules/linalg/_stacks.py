@@ -126,8 +126,11 @@ def kernel_ready(*arrays: Any) -> bool:
 
     The hot paths check this before anything else, so a small contiguous input pays no copies.
     """
-    dtype = arrays[0].dtype if type(arrays[0]) is np.ndarray else None
-    return dtype in KERNEL_DTYPES and all(
+    first = arrays[0]
+    if type(first) is not np.ndarray or first.dtype not in KERNEL_DTYPES:
+        return False
+    dtype = first.dtype
+    return all(
         type(a) is np.ndarray
         and a.dtype == dtype
         and a.flags.c_contiguous

@@ -178,3 +178,22 @@ def test_scipy_options_are_checked_alike(spd, f, args):
     if f in (sla.cholesky, sla.cho_factor, sla.cho_solve):  # the rules taking **kwargs
         with pytest.raises(TypeError, match=rf"{name} got unexpected keyword.*'bogus'"):
             rrule(f, *args(A), bogus=1)
+
+
+@pytest.mark.parametrize("n", [1, 4, 64, 65])
+@pytest.mark.parametrize("upper", [False, True])
+def test_small_factor_reads_numpys_triangle_and_keeps_the_input(spd, randn, dtype, n, upper):
+    # below _POTRF_MAX_N one matrix goes to LAPACK directly; it must read the triangle numpy reads
+    A = spd(dtype, n, n) + np.triu(randn(dtype, n, n), 1)  # garbage in the upper triangle
+    A = A.T.copy() if upper else A  # ... or in the lower one, when numpy reads the upper
+    before = A.copy()
+    F, _ = rrule(np.linalg.cholesky, A, upper=upper)
+    expected = np.linalg.cholesky(A, upper=upper)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(F, expected, rtol=rtol, atol=rtol * np.abs(expected).max())
+    assert F.dtype == dtype
+    assert F.flags.c_contiguous
+    assert F.flags.writeable
+    assert np.array_equal(A, before)
+    F_scipy, _ = rrule(sla.cholesky, A, lower=not upper)
+    np.testing.assert_allclose(F_scipy, sla.cholesky(A, lower=not upper), rtol=rtol, atol=rtol)
