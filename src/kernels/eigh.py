@@ -44,7 +44,8 @@ Input contract: C-contiguous arrays, ``V`` of dtype float32, float64 or complex1
 the matching real dtype (what ``np.linalg.eigh`` returns); single-matrix kernels take ``(n,)`` and
 ``(n, n)``, batched ones ``(b, n)`` and ``(b, n, n)``. Outputs are new arrays; inputs are never
 written. Small orders (``n <= 8``) run one compiled loop over the stack; larger ones
-use three BLAS matmuls through numpy's ``@`` plus one fused compiled pass.
+use BLAS matmuls through numpy's ``@`` plus compiled passes: the coupling, and the mirroring of
+the lower triangle of the Hermitian result (:func:`kernels._spectral.hermitian_product`).
 """
 
 import functools
@@ -54,7 +55,6 @@ import numpy as np
 from kernels._jit import jit, jit_inline
 from kernels._spectral import (
     TILE,
-    _hermitize_inplace,
     _inv_gap,
     _mul_a_b_inplace,
     _mul_a_bh_hermitian_inplace,
@@ -62,6 +62,7 @@ from kernels._spectral import (
     _scale_tol,
     conj_t,
     default_rtol,
+    hermitian_product,
     quiet,
     shape_error,
     use_loops,
@@ -235,16 +236,12 @@ def _pullback_blas(w, V, w_bar, V_bar, rtol):
     Vh = conj_t(V)
     K = Vh @ V_bar
     _pullback_core_batched_inplace(w, w_bar, K, rtol)
-    A_bar = (V @ K) @ Vh
-    _hermitize_inplace(A_bar)  # V K V^H is Hermitian up to rounding; make it exact
-    return A_bar
+    return hermitian_product(V @ K, Vh)  # V K V^H, Hermitian as K is
 
 
 @quiet
 def _eigvalsh_pullback_blas(V, w_bar):
-    A_bar = (V * w_bar[:, None, :]) @ conj_t(V)
-    _hermitize_inplace(A_bar)
-    return A_bar
+    return hermitian_product(V * w_bar[:, None, :], conj_t(V))
 
 
 @quiet

@@ -156,6 +156,25 @@ def test_other_orders(rng, n):
         np.testing.assert_allclose(V_dot[p], V_exp, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_blas_path_above_the_tile_size(rng, dtype):
+    # n = 70 spans three TILE = 32 tiles (the last one partial) of the mirroring pass
+    n = 70
+    w, V = np.linalg.eigh(hermitian(rng, (2, n, n), dtype))
+    w_bar, V_bar = randn(rng, (2, n), w.dtype), randn(rng, (2, n, n), dtype)
+    A_bar = eigh_pullback_batched(w, V, w_bar, V_bar)
+    vals_bar = eigvalsh_pullback_batched(V, w_bar)
+    tol = 1e-3 if dtype == np.float32 else 1e-11
+    for p in range(2):
+        np.testing.assert_allclose(
+            A_bar[p], oracle_pullback(w[p], V[p], w_bar[p], V_bar[p]), rtol=tol, atol=tol
+        )
+        want = (V[p] * w_bar[p]) @ V[p].conj().T
+        np.testing.assert_allclose(vals_bar[p], want, rtol=tol, atol=tol)
+    for X in (A_bar, vals_bar):
+        np.testing.assert_array_equal(X, X.conj().swapaxes(-1, -2))  # exactly Hermitian
+
+
 DEGENERATE_SPECTRA = {
     "identity": [1.0, 1.0, 1.0, 1.0],
     "equal_blocks": [-2.0, -2.0, 3.0, 3.0],
