@@ -157,8 +157,12 @@ def test_other_orders(rng, n):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_blas_path_above_the_tile_size(rng, dtype):
-    # n = 70 spans three TILE = 32 tiles (the last one partial) of the mirroring pass
+@pytest.mark.parametrize("block", [None, 16])
+def test_blas_path_above_the_tile_size(rng, dtype, block, monkeypatch):
+    # n = 70 spans three TILE = 32 tiles (the last one partial) of the mirroring pass; block = 16
+    # multiplies only the block lower triangle, as at n >= 2 * PRODUCT_BLOCK
+    if block is not None:
+        monkeypatch.setattr(_spectral, "PRODUCT_BLOCK", block)
     n = 70
     w, V = np.linalg.eigh(hermitian(rng, (2, n, n), dtype))
     w_bar, V_bar = randn(rng, (2, n), w.dtype), randn(rng, (2, n, n), dtype)
