@@ -8,6 +8,8 @@ from kernels.eigh import (
     eigh_gauge_residual,
     eigh_gauge_residual_batched,
     eigh_pullback,
+    eigh_pullback_and_residual,
+    eigh_pullback_and_residual_batched,
     eigh_pullback_batched,
     eigh_pushforward,
     eigh_pushforward_batched,
@@ -290,6 +292,34 @@ def test_batched_equals_per_matrix(rng, dtype, path):
         np.testing.assert_array_equal(w_dot[p], single[0])
         np.testing.assert_array_equal(V_dot[p], single[1])
         assert (phase[p], rotation[p]) == eigh_gauge_residual(w[p], V[p], V_bar[p])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pullback_and_residual_equals_the_two_kernels(rng, dtype, path):
+    # The fused kernel reads the residuals off V^H V_bar before the masks drop them: the same
+    # sums as eigh_gauge_residual on the loop path, BLAS's product on the BLAS path.
+    b, n = 3, 4
+    A = hermitian(rng, (b, n, n), dtype)
+    A[1] = with_spectrum(rng, [2.0, 2.0, 2.0, -1.0], dtype)  # a degenerate member
+    w, V = np.linalg.eigh(A)
+    w_bar, V_bar = randn(rng, (b, n), w.dtype), randn(rng, (b, n, n), dtype)
+    A_bar, phase, rotation = eigh_pullback_and_residual_batched(w, V, w_bar, V_bar)
+    np.testing.assert_array_equal(A_bar, eigh_pullback_batched(w, V, w_bar, V_bar))
+    expected = eigh_gauge_residual_batched(w, V, V_bar)
+    if path == "loops":
+        np.testing.assert_array_equal(phase, expected[0])
+        np.testing.assert_array_equal(rotation, expected[1])
+    else:
+        np.testing.assert_allclose(phase, expected[0], rtol=RTOL[dtype], atol=10 * RTOL[dtype])
+        np.testing.assert_allclose(rotation, expected[1], rtol=RTOL[dtype])
+    assert rotation[1] > 0.1  # only the tie rotates
+    assert rotation[0] == rotation[2] == 0
+    single = eigh_pullback_and_residual(w[1], V[1], w_bar[1], V_bar[1])
+    np.testing.assert_array_equal(single[0], A_bar[1])
+    assert single[1:] == (phase[1], rotation[1])
+    zero = eigh_pullback_and_residual_batched(w, V, w_bar, None)
+    np.testing.assert_array_equal(zero[1], 0)
+    np.testing.assert_array_equal(zero[2], 0)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -146,6 +146,8 @@ def raise_if_gauge_dependent(
     ``index`` maps the rows back to positions in the stack, for the message. NaN residuals (NaN
     input) never raise.
     """
+    if not any(r.any() for r in residuals.values()):  # nothing dropped: real input, no tie
+        return
     candidates = np.zeros(len(next(iter(residuals.values()))), dtype=bool)
     for r in residuals.values():
         candidates |= r > 0

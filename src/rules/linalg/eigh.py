@@ -74,7 +74,6 @@ from rules.linalg._spectral import (
     default_rtol,
     frobenius,
     masked_inverse,
-    near_ties,
     optional_cotangent,
     raise_if_gauge_dependent,
     square_input,
@@ -104,41 +103,45 @@ def eigh_pullback_array(
     """``A_bar`` (..., n, n) for ndarray cotangents of ``w`` and ``V`` (``None``: zero).
 
     The cotangents must have the dtypes of ``w`` and ``V`` and be C-contiguous. Raises
-    :class:`GaugeError` for a gauge-dependent ``V_bar`` (module docstring).
+    :class:`GaugeError` for a gauge-dependent ``V_bar`` (module docstring); the kernels measure
+    the gauge components in the same pass as the pullback.
     """
     n = V.shape[-1]
     rtol = default_rtol(n, w.dtype)
-    if V_bar is not None:
-        _check_gauge(name, w.reshape(-1, n), as_stack(V), as_stack(V_bar), rtol)
     if V.dtype not in KERNEL_DTYPES:
+        if V_bar is not None:
+            _check_gauge(name, w.reshape(-1, n), as_stack(V), as_stack(V_bar), rtol)
         return eigh_pullback_formula(w, V, w_bar, V_bar, rtol)
-    ws, Vs = w.reshape(-1, n), as_stack(V)
-    w_bars = None if w_bar is None else w_bar.reshape(-1, n)
     if V_bar is None:
-        if w_bars is None:
-            return np.zeros_like(V)
-        return keigh.eigvalsh_pullback_batched(Vs, w_bars).reshape(V.shape)
-    A_bar = keigh.eigh_pullback_batched(ws, Vs, w_bars, as_stack(V_bar), rtol=rtol)
+        return np.zeros_like(V) if w_bar is None else _values_pullback_array(V, w_bar)
+    V_bars = as_stack(V_bar)
+    w_bars = None if w_bar is None else w_bar.reshape(-1, n)
+    A_bar, phase, rotation = keigh.eigh_pullback_and_residual_batched(
+        w.reshape(-1, n), as_stack(V), w_bars, V_bars, rtol=rtol
+    )
+    raise_if_gauge_dependent(
+        name,
+        {_PHASE: phase, _ROTATION: rotation},
+        lambda rows: frobenius(V_bars[rows]),
+        w.dtype,
+    )
     return A_bar.reshape(V.shape)
 
 
 def _check_gauge(name: str, w: np.ndarray, V: np.ndarray, V_bar: np.ndarray, rtol: float) -> None:
-    """Raise GaugeError when ``V_bar`` (b, n, n) moves a phase or rotates inside a tie."""
-    precision = w.dtype
-    index = None if V.dtype.kind == "c" else near_ties(w, rtol)  # real: no phase, only ties
-    if index is not None:
-        if index.size == 0:
-            return
-        w, V, V_bar = w[index], V[index], V_bar[index]
-    if V.dtype not in KERNEL_DTYPES:  # complex64: measure in double precision
-        w, V, V_bar = w.astype(np.float64), V.astype(np.complex128), V_bar.astype(np.complex128)
-    phase, rotation = keigh.eigh_gauge_residual_batched(w, V, V_bar, rtol=rtol)
+    """Raise GaugeError when ``V_bar`` (b, n, n) moves a phase or rotates inside a tie.
+
+    For the formula path (complex64): the residuals are measured in double precision.
+    """
+    V_bar = V_bar.astype(np.complex128)
+    phase, rotation = keigh.eigh_gauge_residual_batched(
+        w.astype(np.float64), V.astype(np.complex128), V_bar, rtol=rtol
+    )
     raise_if_gauge_dependent(
         name,
         {_PHASE: phase, _ROTATION: rotation},
         lambda rows: frobenius(V_bar[rows]),
-        precision,
-        index,
+        w.dtype,
     )
 
 
