@@ -108,6 +108,33 @@ def hermitian_product(T, Vh):
     return out
 
 
+@jit
+def near_tie_rows(values, rtol, zeros):
+    """Return the indices of the rows of the sorted ``values`` (b, k), k >= 1, with a near tie.
+
+    A row is flagged when two adjacent entries are within ``rtol * max(|v_0|, |v_{k-1}|)`` (its
+    largest magnitude, the values being sorted), or, with ``zeros``, when its last entry is within
+    that of 0. Rows whose first or last entry is NaN are not flagged (NaN propagates instead).
+    """
+    b, k = values.shape
+    rows = np.empty(b, dtype=np.intp)
+    count = 0
+    for p in range(b):
+        first, last = abs(values[p, 0]), abs(values[p, k - 1])
+        if np.isnan(first) or np.isnan(last):
+            continue
+        tol = rtol * max(first, last)
+        hit = zeros and last <= tol
+        for i in range(k - 1):
+            if abs(values[p, i + 1] - values[p, i]) <= tol:
+                hit = True
+                break
+        if hit:
+            rows[count] = p
+            count += 1
+    return rows[:count].copy()
+
+
 @jit_inline
 def _scale_tol(n, x, rtol):
     """Return ``rtol * max|x[:n]|``; NaN anywhere in ``x[:n]`` gives NaN."""
