@@ -118,10 +118,17 @@ def svd_pullback_array(
 ) -> np.ndarray:
     """``A_bar`` (..., m, n) from thin factors and ndarray cotangents of their dtypes (``None``: zero).
 
+    All C-contiguous (the rules' ``_thin`` factors and ``optional_cotangent`` cotangents are).
     Raises :class:`GaugeError` for gauge-dependent vector cotangents (module docstring).
     """
     m, k, n = U.shape[-2], s.shape[-1], Vh.shape[-1]
     rtol = default_rtol(max(m, n, 1), s.dtype)
+    if U.ndim == 2 and U.dtype in KERNEL_DTYPES:  # one matrix: no stacking (2.5 us of 7 at 4x4)
+        if U_bar is not None or Vh_bar is not None:
+            U_bars = None if U_bar is None else U_bar[None]
+            Vh_bars = None if Vh_bar is None else Vh_bar[None]
+            _check_gauge(name, U[None], s[None], Vh[None], U_bars, Vh_bars, rtol)
+        return ksvd.svd_pullback(U, s, Vh, U_bar, s_bar, Vh_bar, rtol=rtol)
     Us, ss, Vhs = as_stack(U), s.reshape(-1, k), as_stack(Vh)
     U_bars = None if U_bar is None else as_stack(U_bar)
     Vh_bars = None if Vh_bar is None else as_stack(Vh_bar)
