@@ -181,6 +181,24 @@ def test_blas_path_above_the_tile_size(rng, dtype, block, monkeypatch):
         np.testing.assert_array_equal(X, X.conj().swapaxes(-1, -2))  # exactly Hermitian
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_blas_path_at_n_256(rng, dtype):
+    # The sizes DESIGN's n >= 256 target is about, unpatched: 2 * PRODUCT_BLOCK rows, so the
+    # product is taken in row blocks, and the residuals come from BLAS's V^H V_bar (0.2-0.3 s).
+    n = 256
+    w, V = np.linalg.eigh(hermitian(rng, (n, n), dtype))
+    w_bar, V_bar = randn(rng, n, w.dtype), randn(rng, (n, n), dtype)
+    A_bar, phase, rotation = eigh_pullback_and_residual(w, V, w_bar, V_bar)
+    np.testing.assert_allclose(A_bar, oracle_pullback(w, V, w_bar, V_bar), rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(A_bar, A_bar.conj().T)
+    expected = eigh_gauge_residual(w, V, V_bar)
+    assert phase == pytest.approx(expected[0], rel=1e-10, abs=1e-12)
+    assert rotation == expected[1] == 0  # distinct eigenvalues
+    vals_bar = eigvalsh_pullback(V, w_bar)
+    np.testing.assert_allclose(vals_bar, (V * w_bar) @ V.conj().T, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(vals_bar, vals_bar.conj().T)
+
+
 DEGENERATE_SPECTRA = {
     "identity": [1.0, 1.0, 1.0, 1.0],
     "equal_blocks": [-2.0, -2.0, 3.0, 3.0],
