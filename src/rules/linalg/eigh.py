@@ -115,7 +115,7 @@ def eigh_pullback_array(
         return eigh_pullback_formula(w, V, w_bar, V_bar, rtol)
     if V_bar is None:
         return np.zeros_like(V) if w_bar is None else _values_pullback_array(V, w_bar)
-    if V.ndim == 2:
+    if V.ndim == 2 and V.flags.c_contiguous:
         return _one_matrix_pullback(name, w, V, w_bar, V_bar, rtol)
     V_bars = as_stack(V_bar)
     w_bars = None if w_bar is None else w_bar.reshape(-1, n)
@@ -234,6 +234,8 @@ def _values_pullback_array(V: np.ndarray, w_bar: np.ndarray) -> np.ndarray:
     if V.dtype not in KERNEL_DTYPES or V.shape[-1] != V.shape[-2]:
         A_bar = (V * w_bar[..., None, :]) @ adjoint(V)
         return 0.5 * (A_bar + adjoint(A_bar))
+    if V.ndim == 2 and V.flags.c_contiguous:  # one matrix: no stacking (2.8 us, not 3.8, at 4x4)
+        return keigh.eigvalsh_pullback(V, w_bar)
     n = V.shape[-1]
     return keigh.eigvalsh_pullback_batched(as_stack(V), w_bar.reshape(-1, n)).reshape(V.shape)
 

@@ -123,7 +123,7 @@ def svd_pullback_array(
     """
     m, k, n = U.shape[-2], s.shape[-1], Vh.shape[-1]
     rtol = default_rtol(max(m, n, 1), s.dtype)
-    if U.ndim == 2 and U.dtype in KERNEL_DTYPES:  # one matrix: no stacking (2.5 us of 7 at 4x4)
+    if U.ndim == 2 and U.dtype in KERNEL_DTYPES and U.flags.c_contiguous and Vh.flags.c_contiguous:
         if U_bar is not None or Vh_bar is not None:
             U_bars = None if U_bar is None else U_bar[None]
             Vh_bars = None if Vh_bar is None else Vh_bar[None]

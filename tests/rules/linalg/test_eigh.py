@@ -264,6 +264,11 @@ def test_one_matrix_path_equals_the_stack_path(randn, with_spectrum, dtype, path
     one = reigh.eigh_pullback_array("f", w, V, w_bar, V_bar)
     stack = reigh.eigh_pullback_array("f", w[None], V[None], w_bar[None], V_bar[None])
     np.testing.assert_array_equal(one, stack[0])
+    fortran = reigh.eigh_pullback_array("f", w, np.asfortranarray(V), w_bar, V_bar)
+    np.testing.assert_array_equal(fortran, one)  # a strided V takes the stack path
+    values = reigh.eigh_pullback_array("f", w, V, w_bar, None)
+    stack = reigh.eigh_pullback_array("f", w[None], V[None], w_bar[None], None)
+    np.testing.assert_array_equal(values, stack[0])
     V_bar = np.zeros_like(V)
     V_bar[:, 0] = V[:, 1]  # rotates v_0 towards v_1, inside the tie
     with pytest.raises(GaugeError, match="inside a degenerate eigenspace"):

@@ -315,6 +315,10 @@ def test_one_matrix_path_equals_the_stack_path(randn, dtype, shape, path):
             "f", U[None], s[None], Vh[None], *(None if x is None else x[None] for x in bars)
         )
         np.testing.assert_array_equal(one, stack[0])
+    fortran = rsvd.svd_pullback_array("f", np.asfortranarray(U), s, Vh, None, s_bar, None)
+    np.testing.assert_array_equal(
+        fortran, rsvd.svd_pullback_array("f", U, s, Vh, None, s_bar, None)
+    )
     U_bar = np.zeros_like(U)
     U_bar[:, 1] = U[:, 2]  # rotates u_1 towards u_2 inside the tie
     with pytest.raises(GaugeError, match="inside a repeated singular value"):
