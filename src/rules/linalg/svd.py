@@ -81,6 +81,7 @@ from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
     frobenius,
+    gauge_rtol,
     masked_inverse,
     near_ties,
     optional_cotangent,
@@ -165,6 +166,12 @@ def _check_gauge(
         U, Vh, U_bar, Vh_bar = (x.astype(np.complex128) for x in (U, Vh, U_bar, Vh_bar))
         s = s.astype(np.float64)
     phase, rotation, null = ksvd.svd_gauge_residual_batched(U, s, Vh, U_bar, Vh_bar, rtol=rtol)
+    if phase.size == 1:  # one matrix: compare scalars (complex input always has rounding-level
+        # residuals; the stack check below takes 25 us); NaN or a failure goes on to word the error
+        norm2 = np.vdot(U_bar, U_bar).real + np.vdot(Vh_bar, Vh_bar).real
+        limit = gauge_rtol(precision) * float(np.sqrt(norm2))
+        if phase[0] <= limit and rotation[0] <= limit and null[0] <= limit:
+            return
     raise_if_gauge_dependent(
         name,
         {_PHASE: phase, _ROTATION: rotation, _NULL: null},
