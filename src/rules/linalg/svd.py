@@ -129,6 +129,8 @@ def svd_pullback_array(
             U_bars = None if U_bar is None else U_bar[None]
             Vh_bars = None if Vh_bar is None else Vh_bar[None]
             _check_gauge(name, U[None], s[None], Vh[None], U_bars, Vh_bars, rtol)
+        elif s_bar is not None:  # svdvals
+            return ksvd.svdvals_pullback(U, Vh, s_bar)
         return ksvd.svd_pullback(U, s, Vh, U_bar, s_bar, Vh_bar, rtol=rtol)
     Us, ss, Vhs = as_stack(U), s.reshape(-1, k), as_stack(Vh)
     U_bars = None if U_bar is None else as_stack(U_bar)
