@@ -28,6 +28,9 @@ SMALL_N_MAX = 8
 #: of rows and one of columns fit in L1 together (3x faster than row-by-row at n = 256).
 TILE = 32
 
+#: Row-block height of :func:`hermitian_product` for orders of at least ``2 * PRODUCT_BLOCK``.
+PRODUCT_BLOCK = 128
+
 #: Default degeneracy threshold, in units of ``eps(dtype) * order * spectral scale``.
 RTOL_EPS_PER_ORDER = 8.0
 
@@ -82,6 +85,54 @@ def quiet(func):
 def conj_t(X):
     """Return ``X^H`` over the last two axes; a view for real dtypes, one copy for complex."""
     return X.conj().swapaxes(-1, -2)
+
+
+def hermitian_product(T, Vh):
+    """Return ``T @ Vh`` (b, n, n) for a product known to be Hermitian, made exactly Hermitian.
+
+    BLAS rounds the two triangles differently; the lower one is kept and mirrored
+    (:func:`_mirror_lower_inplace`). So for ``n >= 2 * PRODUCT_BLOCK`` only the block lower
+    triangle is multiplied, each block of rows against the columns up to its end (75% of the
+    flops at n = 256, 56% at 1024). Measured with the mirroring, one thread, against the full
+    product and mirroring: float64 0.53 / 3.2 / 23 ms against 0.63 / 4.4 / 35 ms at n = 256 /
+    512 / 1024, complex128 75 ms against 121 ms at n = 1024. Thinner blocks lose more per flop
+    than they save.
+    """
+    b, n, _ = T.shape
+    out = np.empty((b, n, n), dtype=T.dtype)
+    step = PRODUCT_BLOCK if n >= 2 * PRODUCT_BLOCK else n
+    for lo in range(0, n, step):
+        hi = min(lo + step, n)
+        np.matmul(T[:, lo:hi], Vh[:, :, :hi], out=out[:, lo:hi, :hi])
+    _mirror_lower_inplace(out)
+    return out
+
+
+@jit
+def near_tie_rows(values, rtol, zeros):
+    """Return the indices of the rows of the sorted ``values`` (b, k), k >= 1, with a near tie.
+
+    A row is flagged when two adjacent entries are within ``rtol * max(|v_0|, |v_{k-1}|)`` (its
+    largest magnitude, the values being sorted), or, with ``zeros``, when its last entry is within
+    that of 0. Rows whose first or last entry is NaN are not flagged (NaN propagates instead).
+    """
+    b, k = values.shape
+    rows = np.empty(b, dtype=np.intp)
+    count = 0
+    for p in range(b):
+        first, last = abs(values[p, 0]), abs(values[p, k - 1])
+        if np.isnan(first) or np.isnan(last):
+            continue
+        tol = rtol * max(first, last)
+        hit = zeros and last <= tol
+        for i in range(k - 1):
+            if abs(values[p, i + 1] - values[p, i]) <= tol:
+                hit = True
+                break
+        if hit:
+            rows[count] = p
+            count += 1
+    return rows[:count].copy()
 
 
 @jit_inline
@@ -153,16 +204,31 @@ def _mul_a_bh_hermitian_inplace(n, k, A, B, out):
 
 
 @jit
-def _hermitize_inplace(X):
-    """Overwrite each matrix of the stack ``X`` (b, n, n) with ``(X + X^H) / 2``, in cache tiles."""
+def _mirror_lower_inplace(X):
+    """Make each matrix of ``X`` (b, n, n) exactly Hermitian from its lower triangle, in place.
+
+    The strict upper triangle becomes the conjugate transpose of the strict lower one, the
+    diagonal its real part. Only the lower triangle is read, so a caller may leave the upper one
+    unwritten. Tiles below the diagonal go through a small contiguous buffer: writing the
+    transpose straight into ``X`` touches ``TILE`` rows ``n`` apart, which at power-of-two ``n``
+    share a few cache sets and evict each other (the direct ``(X + X^H) / 2`` tile pass this
+    replaces took 141 us at n = 256 and 2.7 ms at n = 1024; this one 48 us and 0.66 ms, about
+    the time of a copy of the matrix).
+    """
     n = X.shape[1]
+    buf = np.empty((TILE, TILE), dtype=X.dtype)
     for p in range(X.shape[0]):
+        Xp = X[p]
         for ib in range(0, n, TILE):
-            for jb in range(0, ib + 1, TILE):
-                for i in range(ib, min(ib + TILE, n)):
-                    for j in range(jb, min(jb + TILE, i)):
-                        h = 0.5 * (X[p, i, j] + np.conj(X[p, j, i]))
-                        X[p, i, j] = h
-                        X[p, j, i] = np.conj(h)
-        for i in range(n):
-            X[p, i, i] = X[p, i, i].real
+            ie = min(ib + TILE, n)
+            for jb in range(0, ib, TILE):  # full tiles strictly below the diagonal
+                for i in range(ib, ie):
+                    for j in range(jb, jb + TILE):
+                        buf[j - jb, i - ib] = np.conj(Xp[i, j])
+                for j in range(jb, jb + TILE):
+                    for i in range(ib, ie):
+                        Xp[j, i] = buf[j - jb, i - ib]
+            for i in range(ib, ie):  # the diagonal tile
+                for j in range(ib, i):
+                    Xp[j, i] = np.conj(Xp[i, j])
+                Xp[i, i] = Xp[i, i].real

@@ -510,7 +510,24 @@ def svd_pullback_batched(U, s, Vh, U_bar, s_bar, Vh_bar, *, rtol=None):
 
 
 def svd_pullback(U, s, Vh, U_bar, s_bar, Vh_bar, *, rtol=None):
-    """Return ``A_bar`` (m, n) for one matrix; see :func:`svd_pullback_batched`."""
+    """Return ``A_bar`` (m, n) for one matrix (:func:`svd_pullback_batched`; 1.3 us not 2.9 at 4x4)."""
+    m, n, k = U.shape[0], Vh.shape[-1], min(U.shape[0], Vh.shape[-1])
+    # all three cotangents (the rules' one-matrix case) at a loop order: no batched wrapper
+    if (
+        U_bar is not None
+        and s_bar is not None
+        and Vh_bar is not None
+        and use_loops(max(m, n), _LOOPS_MAX)
+        and U.shape == U_bar.shape == (m, k)
+        and Vh.shape == Vh_bar.shape == (k, n)
+        and s.shape == s_bar.shape == (k,)
+    ):
+        out = np.empty((1, m, n), dtype=U.dtype)
+        rtol = _resolve_rtol(rtol, m, n, s.dtype)
+        _pullback_loops(m, n)(
+            U[None], s[None], Vh[None], U_bar[None], s_bar[None], Vh_bar[None], rtol, out
+        )
+        return out[0]
     U_bar, s_bar, Vh_bar = (None if x is None else x[None] for x in (U_bar, s_bar, Vh_bar))
     return svd_pullback_batched(U[None], s[None], Vh[None], U_bar, s_bar, Vh_bar, rtol=rtol)[0]
 

@@ -8,6 +8,8 @@ from kernels.eigh import (
     eigh_gauge_residual,
     eigh_gauge_residual_batched,
     eigh_pullback,
+    eigh_pullback_and_residual,
+    eigh_pullback_and_residual_batched,
     eigh_pullback_batched,
     eigh_pushforward,
     eigh_pushforward_batched,
@@ -156,6 +158,47 @@ def test_other_orders(rng, n):
         np.testing.assert_allclose(V_dot[p], V_exp, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("block", [None, 16])
+def test_blas_path_above_the_tile_size(rng, dtype, block, monkeypatch):
+    # n = 70 spans three TILE = 32 tiles (the last one partial) of the mirroring pass; block = 16
+    # multiplies only the block lower triangle, as at n >= 2 * PRODUCT_BLOCK
+    if block is not None:
+        monkeypatch.setattr(_spectral, "PRODUCT_BLOCK", block)
+    n = 70
+    w, V = np.linalg.eigh(hermitian(rng, (2, n, n), dtype))
+    w_bar, V_bar = randn(rng, (2, n), w.dtype), randn(rng, (2, n, n), dtype)
+    A_bar = eigh_pullback_batched(w, V, w_bar, V_bar)
+    vals_bar = eigvalsh_pullback_batched(V, w_bar)
+    tol = 1e-3 if dtype == np.float32 else 1e-11
+    for p in range(2):
+        np.testing.assert_allclose(
+            A_bar[p], oracle_pullback(w[p], V[p], w_bar[p], V_bar[p]), rtol=tol, atol=tol
+        )
+        want = (V[p] * w_bar[p]) @ V[p].conj().T
+        np.testing.assert_allclose(vals_bar[p], want, rtol=tol, atol=tol)
+    for X in (A_bar, vals_bar):
+        np.testing.assert_array_equal(X, X.conj().swapaxes(-1, -2))  # exactly Hermitian
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_blas_path_at_n_256(rng, dtype):
+    # The sizes DESIGN's n >= 256 target is about, unpatched: 2 * PRODUCT_BLOCK rows, so the
+    # product is taken in row blocks, and the residuals come from BLAS's V^H V_bar (0.2-0.3 s).
+    n = 256
+    w, V = np.linalg.eigh(hermitian(rng, (n, n), dtype))
+    w_bar, V_bar = randn(rng, n, w.dtype), randn(rng, (n, n), dtype)
+    A_bar, phase, rotation = eigh_pullback_and_residual(w, V, w_bar, V_bar)
+    np.testing.assert_allclose(A_bar, oracle_pullback(w, V, w_bar, V_bar), rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(A_bar, A_bar.conj().T)
+    expected = eigh_gauge_residual(w, V, V_bar)
+    assert phase == pytest.approx(expected[0], rel=1e-10, abs=1e-12)
+    assert rotation == expected[1] == 0  # distinct eigenvalues
+    vals_bar = eigvalsh_pullback(V, w_bar)
+    np.testing.assert_allclose(vals_bar, (V * w_bar) @ V.conj().T, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(vals_bar, vals_bar.conj().T)
+
+
 DEGENERATE_SPECTRA = {
     "identity": [1.0, 1.0, 1.0, 1.0],
     "equal_blocks": [-2.0, -2.0, 3.0, 3.0],
@@ -267,6 +310,34 @@ def test_batched_equals_per_matrix(rng, dtype, path):
         np.testing.assert_array_equal(w_dot[p], single[0])
         np.testing.assert_array_equal(V_dot[p], single[1])
         assert (phase[p], rotation[p]) == eigh_gauge_residual(w[p], V[p], V_bar[p])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pullback_and_residual_equals_the_two_kernels(rng, dtype, path):
+    # The fused kernel reads the residuals off V^H V_bar before the masks drop them: the same
+    # sums as eigh_gauge_residual on the loop path, BLAS's product on the BLAS path.
+    b, n = 3, 4
+    A = hermitian(rng, (b, n, n), dtype)
+    A[1] = with_spectrum(rng, [2.0, 2.0, 2.0, -1.0], dtype)  # a degenerate member
+    w, V = np.linalg.eigh(A)
+    w_bar, V_bar = randn(rng, (b, n), w.dtype), randn(rng, (b, n, n), dtype)
+    A_bar, phase, rotation = eigh_pullback_and_residual_batched(w, V, w_bar, V_bar)
+    np.testing.assert_array_equal(A_bar, eigh_pullback_batched(w, V, w_bar, V_bar))
+    expected = eigh_gauge_residual_batched(w, V, V_bar)
+    if path == "loops":
+        np.testing.assert_array_equal(phase, expected[0])
+        np.testing.assert_array_equal(rotation, expected[1])
+    else:
+        np.testing.assert_allclose(phase, expected[0], rtol=RTOL[dtype], atol=10 * RTOL[dtype])
+        np.testing.assert_allclose(rotation, expected[1], rtol=RTOL[dtype])
+    assert rotation[1] > 0.1  # only the tie rotates
+    assert rotation[0] == rotation[2] == 0
+    single = eigh_pullback_and_residual(w[1], V[1], w_bar[1], V_bar[1])
+    np.testing.assert_array_equal(single[0], A_bar[1])
+    assert single[1:] == (phase[1], rotation[1])
+    zero = eigh_pullback_and_residual_batched(w, V, w_bar, None)
+    np.testing.assert_array_equal(zero[1], 0)
+    np.testing.assert_array_equal(zero[2], 0)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -338,3 +338,32 @@ def test_inconsistent_shapes_raise(rng):
         svd_pushforward(U[0], s[0], Vh[0], Vh[0])
     with pytest.raises(ValueError, match="svd_gauge_residual"):
         svd_gauge_residual_batched(U, s, Vh, U, Vh[:, :2])
+
+
+def oracle_near_ties(values, rtol, zeros):
+    rows = []
+    for p, v in enumerate(values):
+        tol = rtol * max(abs(v[0]), abs(v[-1]))
+        if np.isnan(tol):
+            continue
+        if np.any(np.abs(np.diff(v)) <= tol) or (zeros and abs(v[-1]) <= tol):
+            rows.append(p)
+    return np.array(rows, dtype=np.intp)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("zeros", [False, True])
+def test_near_tie_rows_matches_oracle(rng, dtype, zeros):
+    values = -np.sort(-rng.random((40, 4)), axis=1).astype(dtype)  # descending, as svd's
+    values[3, 1] = values[3, 2]  # a tie
+    values[7, 3] = 0.0  # a zero singular value
+    values[11] = 0.0  # the zero matrix: all tied
+    values[13, 1:3] = np.nan  # NaN inside: the ends still decide
+    values[13, 0] = values[13, 3]
+    values[17, 0] = np.nan  # NaN at an end: never flagged
+    values[17, 1:] = values[17, 1]
+    values[19, 2] = values[19, 1] * (1 - 1e-5)  # within 1e-4, outside 1e-6
+    for rtol in (1e-6, 1e-4):
+        rows = _spectral.near_tie_rows(values, rtol, zeros)
+        np.testing.assert_array_equal(rows, oracle_near_ties(values, rtol, zeros))
+    assert _spectral.near_tie_rows(values[:0], 1e-6, zeros).shape == (0,)

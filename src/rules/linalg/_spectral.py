@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from kernels._spectral import default_rtol
+from kernels._spectral import default_rtol, near_tie_rows
 from rules.cotangents import as_array_cotangent
 from rules.linalg._stacks import square_matrices
 from tangents import AbstractZero, unthunk
@@ -89,29 +89,14 @@ def near_ties(values: np.ndarray, rtol: float, zeros: bool = False) -> np.ndarra
 
     Sorted input (ascending or descending) has its closest pair adjacent, so the test is O(k).
     ``zeros=True`` (singular values, descending) also flags rows whose last entry is within the
-    tolerance of 0. Rows holding NaN are not flagged (NaN propagates instead). On the hot path
-    (no row flagged) this is a few passes over the flat array: 0.035 ms for 10000 rows of 4 (the
-    row-wise ``np.diff`` takes 0.1 ms, a tenth of the pullback).
+    tolerance of 0. Rows holding NaN are not flagged (NaN propagates instead). One compiled pass
+    (:func:`kernels._spectral.near_tie_rows`): 0.9 us for one row and 26 us for 10000 rows of 4,
+    against 6 and 50 us for the numpy passes it replaces (a third of a single 4x4 svd pullback).
     """
     b, k = values.shape
     if b * k == 0:
         return np.zeros(0, dtype=np.intp)
-    flat = values.reshape(-1)
-    gaps = np.empty(b * k, dtype=values.dtype)
-    np.subtract(flat[1:], flat[:-1], out=gaps[:-1])  # gaps[p, k-1] straddles two rows:
-    np.abs(gaps, out=gaps)
-    rows = gaps.reshape(b, k)
-    if zeros:  # overwritten with the distance of the last value from 0, or ignored
-        np.abs(values[:, -1], out=rows[:, -1])
-    else:
-        rows[:, -1] = np.inf
-    scale = np.abs(values[:, 0])
-    np.maximum(scale, np.abs(values[:, -1]), out=scale)
-    if gaps.min() > rtol * scale.max():  # no row can be flagged (False for NaN: checked below)
-        return np.zeros(0, dtype=np.intp)
-    with np.errstate(invalid="ignore"):
-        hits = np.flatnonzero(rows <= (rtol * scale)[:, None])
-    return np.unique(hits // k)
+    return near_tie_rows(np.ascontiguousarray(values), float(rtol), bool(zeros))
 
 
 def masked_inverse(d: np.ndarray, tol: np.ndarray) -> np.ndarray:
@@ -144,6 +129,8 @@ def raise_if_gauge_dependent(
     ``index`` maps the rows back to positions in the stack, for the message. NaN residuals (NaN
     input) never raise.
     """
+    if not any(r.any() for r in residuals.values()):  # nothing dropped: real input, no tie
+        return
     candidates = np.zeros(len(next(iter(residuals.values()))), dtype=bool)
     for r in residuals.values():
         candidates |= r > 0

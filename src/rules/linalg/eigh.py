@@ -73,8 +73,8 @@ from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
     frobenius,
+    gauge_rtol,
     masked_inverse,
-    near_ties,
     optional_cotangent,
     raise_if_gauge_dependent,
     square_input,
@@ -104,43 +104,77 @@ def eigh_pullback_array(
     """``A_bar`` (..., n, n) for ndarray cotangents of ``w`` and ``V`` (``None``: zero).
 
     The cotangents must have the dtypes of ``w`` and ``V`` and be C-contiguous. Raises
-    :class:`GaugeError` for a gauge-dependent ``V_bar`` (module docstring).
+    :class:`GaugeError` for a gauge-dependent ``V_bar`` (module docstring); the kernels measure
+    the gauge components in the same pass as the pullback.
     """
     n = V.shape[-1]
     if n == 0:  # zero-size matrices (the kernels' loops need n > 0)
         return np.zeros_like(V)
     rtol = default_rtol(n, w.dtype)
-    if V_bar is not None:
-        _check_gauge(name, flat_batch(w, 1), as_stack(V), as_stack(V_bar), rtol)
     if V.dtype not in KERNEL_DTYPES:
+        if V_bar is not None:
+            _check_gauge(name, flat_batch(w, 1), as_stack(V), as_stack(V_bar), rtol)
         return eigh_pullback_formula(w, V, w_bar, V_bar, rtol)
-    ws, Vs = flat_batch(w, 1), as_stack(V)
-    w_bars = None if w_bar is None else flat_batch(w_bar, 1)
     if V_bar is None:
-        if w_bars is None:
-            return np.zeros_like(V)
-        return keigh.eigvalsh_pullback_batched(Vs, w_bars).reshape(V.shape)
-    A_bar = keigh.eigh_pullback_batched(ws, Vs, w_bars, as_stack(V_bar), rtol=rtol)
+        return np.zeros_like(V) if w_bar is None else _values_pullback_array(V, w_bar)
+    if V.ndim == 2 and V.flags.c_contiguous:
+        return _one_matrix_pullback(name, w, V, w_bar, V_bar, rtol)
+    V_bars = as_stack(V_bar)
+    w_bars = None if w_bar is None else flat_batch(w_bar, 1)
+    A_bar, phase, rotation = keigh.eigh_pullback_and_residual_batched(
+        flat_batch(w, 1), as_stack(V), w_bars, V_bars, rtol=rtol
+    )
+    raise_if_gauge_dependent(
+        name,
+        {_PHASE: phase, _ROTATION: rotation},
+        lambda rows: frobenius(V_bars[rows]),
+        w.dtype,
+    )
     return A_bar.reshape(V.shape)
 
 
+def _one_matrix_pullback(
+    name: str,
+    w: np.ndarray,
+    V: np.ndarray,
+    w_bar: np.ndarray | None,
+    V_bar: np.ndarray,
+    rtol: float,
+) -> np.ndarray:
+    """:func:`eigh_pullback_array` for one matrix: scalar residuals, no stacking.
+
+    Half the time of the stack path at n = 4 (2.9 us against 7.2). The residuals are compared
+    with the limit here; only a failing (or NaN) one goes through the stack check, which words
+    the error and lets NaN through.
+    """
+    A_bar, phase, rotation = keigh.eigh_pullback_and_residual(w, V, w_bar, V_bar, rtol=rtol)
+    limit = 0.0
+    if phase or rotation:  # complex input, a tie, or NaN
+        limit = gauge_rtol(w.dtype) * float(np.sqrt(np.vdot(V_bar, V_bar).real))
+    if not (phase <= limit and rotation <= limit):
+        raise_if_gauge_dependent(
+            name,
+            {_PHASE: np.array([phase]), _ROTATION: np.array([rotation])},
+            lambda rows: frobenius(V_bar[None][rows]),
+            w.dtype,
+        )
+    return A_bar
+
+
 def _check_gauge(name: str, w: np.ndarray, V: np.ndarray, V_bar: np.ndarray, rtol: float) -> None:
-    """Raise GaugeError when ``V_bar`` (b, n, n) moves a phase or rotates inside a tie."""
-    precision = w.dtype
-    index = None if V.dtype.kind == "c" else near_ties(w, rtol)  # real: no phase, only ties
-    if index is not None:
-        if index.size == 0:
-            return
-        w, V, V_bar = w[index], V[index], V_bar[index]
-    if V.dtype not in KERNEL_DTYPES:  # complex64: measure in double precision
-        w, V, V_bar = w.astype(np.float64), V.astype(np.complex128), V_bar.astype(np.complex128)
-    phase, rotation = keigh.eigh_gauge_residual_batched(w, V, V_bar, rtol=rtol)
+    """Raise GaugeError when ``V_bar`` (b, n, n) moves a phase or rotates inside a tie.
+
+    For the formula path (complex64): the residuals are measured in double precision.
+    """
+    V_bar = V_bar.astype(np.complex128)
+    phase, rotation = keigh.eigh_gauge_residual_batched(
+        w.astype(np.float64), V.astype(np.complex128), V_bar, rtol=rtol
+    )
     raise_if_gauge_dependent(
         name,
         {_PHASE: phase, _ROTATION: rotation},
         lambda rows: frobenius(V_bar[rows]),
-        precision,
-        index,
+        w.dtype,
     )
 
 
@@ -204,6 +238,8 @@ def _values_pullback_array(V: np.ndarray, w_bar: np.ndarray) -> np.ndarray:
     if V.dtype not in KERNEL_DTYPES or V.shape[-1] != V.shape[-2]:
         A_bar = (V * w_bar[..., None, :]) @ adjoint(V)
         return 0.5 * (A_bar + adjoint(A_bar))
+    if V.ndim == 2 and V.flags.c_contiguous:  # one matrix: no stacking (2.8 us, not 3.8, at 4x4)
+        return keigh.eigvalsh_pullback(V, w_bar)
     return keigh.eigvalsh_pullback_batched(as_stack(V), flat_batch(w_bar, 1)).reshape(V.shape)
 
 

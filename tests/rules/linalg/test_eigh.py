@@ -254,6 +254,27 @@ def test_gauge_dependent_losses_raise(randn, with_spectrum):
     pullback((ZeroTangent(), hermitian(randn, np.complex128, 4, 4) @ V))
 
 
+def test_one_matrix_path_equals_the_stack_path(randn, with_spectrum, dtype, path):
+    # One matrix takes a path of its own (scalar residuals, no stacking): same bits as a stack of
+    # one, and the same errors.
+    A = with_spectrum(dtype, [1.0, 1.0, 2.0, 3.0])
+    w, V = np.linalg.eigh(A)
+    w_bar = randn(w.dtype, 4)
+    V_bar = np.ascontiguousarray(hermitian(randn, dtype, 4, 4) @ V)  # G V: invariant
+    one = reigh.eigh_pullback_array("f", w, V, w_bar, V_bar)
+    stack = reigh.eigh_pullback_array("f", w[None], V[None], w_bar[None], V_bar[None])
+    np.testing.assert_array_equal(one, stack[0])
+    fortran = reigh.eigh_pullback_array("f", w, np.asfortranarray(V), w_bar, V_bar)
+    np.testing.assert_array_equal(fortran, one)  # a strided V takes the stack path
+    values = reigh.eigh_pullback_array("f", w, V, w_bar, None)
+    stack = reigh.eigh_pullback_array("f", w[None], V[None], w_bar[None], None)
+    np.testing.assert_array_equal(values, stack[0])
+    V_bar = np.zeros_like(V)
+    V_bar[:, 0] = V[:, 1]  # rotates v_0 towards v_1, inside the tie
+    with pytest.raises(GaugeError, match="inside a degenerate eigenspace"):
+        reigh.eigh_pullback_array("f", w, V, None, V_bar)
+
+
 def test_gauge_error_names_the_matrix_of_the_stack(randn, with_spectrum):
     A = hermitian(randn, np.float64, 3, 4, 4)
     A[2] = with_spectrum(np.float64, [1.0, 1.0, 2.0, 3.0])

@@ -298,6 +298,54 @@ def test_gauge_invariant_losses_at_ties_and_zeros(randn, dtype, case):
     np.testing.assert_allclose(got, gradient(loss, A), atol=1e-7)
 
 
+@pytest.mark.parametrize("shape", SHAPES)
+def test_one_matrix_path_equals_the_stack_path(randn, dtype, shape, path):
+    # One matrix skips the stacking and, with every cotangent given, the batched kernel wrapper:
+    # same bits as a stack of one, and the same errors.
+    m, n = shape
+    k = min(m, n)
+    A = with_singular_values(randn, dtype, m, n, [2.0, 1.0, 1.0, 0.5][:k])  # a tie
+    U, s, Vh = np.linalg.svd(A, full_matrices=False)
+    G = randn(dtype, m, n)  # Re <G, A>: gauge-invariant cotangents
+    U_bar, Vh_bar = G @ Vh.conj().T * s, s[:, None] * (U.conj().T @ G)
+    s_bar = randn(s.dtype, k)
+    for bars in [(U_bar, s_bar, Vh_bar), (U_bar, None, Vh_bar), (None, s_bar, None)]:
+        one = rsvd.svd_pullback_array("f", U, s, Vh, *bars)
+        stack = rsvd.svd_pullback_array(
+            "f", U[None], s[None], Vh[None], *(None if x is None else x[None] for x in bars)
+        )
+        np.testing.assert_array_equal(one, stack[0])
+    fortran = rsvd.svd_pullback_array("f", np.asfortranarray(U), s, Vh, None, s_bar, None)
+    np.testing.assert_array_equal(
+        fortran, rsvd.svd_pullback_array("f", U, s, Vh, None, s_bar, None)
+    )
+    U_bar = np.zeros_like(U)
+    U_bar[:, 1] = U[:, 2]  # rotates u_1 towards u_2 inside the tie
+    with pytest.raises(GaugeError, match="inside a repeated singular value"):
+        rsvd.svd_pullback_array("f", U, s, Vh, U_bar, s_bar, np.zeros_like(Vh))
+
+
+def test_one_matrix_gauge_limit_equals_the_stack_limit(randn):
+    # One matrix compares its residuals with the limit as scalars; a stack of one goes through
+    # raise_if_gauge_dependent. A phase component below / above sqrt(eps) |cotangent| decides alike.
+    A = randn(np.complex128, 4, 4)
+    U, s, Vh = np.linalg.svd(A)
+    G = randn(np.complex128, 4, 4)
+    U_bar, Vh_bar = G @ Vh.conj().T * s, s[:, None] * (U.conj().T @ G)  # Re <G, A>: invariant
+    norm = np.hypot(np.linalg.norm(U_bar), np.linalg.norm(Vh_bar))
+    for scale, raises in [(1e-10, False), (1e-6, True)]:
+        bars = (U_bar + scale * norm * 1j * U, None, Vh_bar)
+        for stack in (False, True):
+            args = (U, s, Vh, *bars)
+            if stack:
+                args = tuple(None if x is None else x[None] for x in args)
+            if raises:
+                with pytest.raises(GaugeError, match="common phase"):
+                    rsvd.svd_pullback_array("f", *args)
+            else:
+                rsvd.svd_pullback_array("f", *args)
+
+
 def test_gauge_dependent_losses_raise(randn):
     A = with_singular_values(randn, np.float64, 4, 4, [3.0, 1.0, 1.0, 0.5])
     (U, _, _), pullback = rrule(np.linalg.svd, A)
