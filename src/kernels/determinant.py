@@ -39,9 +39,9 @@ Econometrics", 3rd ed., Wiley (2019) (Jacobi's formula, the adjugate of a rank n
 """
 
 import numpy as np
-import scipy.linalg
 from scipy.linalg import lapack
 
+from kernels._blas import getrs
 from kernels._jit import jit
 from kernels._smallmat import (
     _lanes,
@@ -367,6 +367,6 @@ def slogdet_pullback_lapack(lu, piv, sign, sign_bar, logabsdet_bar):
 
 def slogdet_pushforward_lapack(lu, piv, sign, A_dot):
     """``slogdet_pushforward`` for one large matrix: ``tr(A^-1 A_dot)`` by ``getrs``."""
-    tau = np.trace(scipy.linalg.lu_solve((lu, piv), A_dot, check_finite=False))
+    tau = np.trace(getrs(lu, piv, A_dot))
     sign_dot = sign * 1j * tau.imag if np.iscomplexobj(tau) else np.zeros_like(sign)
     return sign_dot, tau.real

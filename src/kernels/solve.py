@@ -30,8 +30,8 @@ mode algorithmic differentiation", Oxford NA report 08/01 (2008).
 """
 
 import numpy as np
-import scipy.linalg
 
+from kernels._blas import getrs
 from kernels._jit import jit
 from kernels._smallmat import (
     _lanes,
@@ -149,7 +149,7 @@ def solve_pullback_lapack(lu, piv, X, X_bar):
     ``(lu, piv)`` as returned by ``scipy.linalg.lu_factor`` (Fortran order avoids a copy);
     ``X``, ``X_bar`` (n, k) or (n,). Returns ``(A_bar, B_bar)`` like ``X``'s dtype.
     """
-    B_bar = scipy.linalg.lu_solve((lu, piv), X_bar, trans=2, check_finite=False)
+    B_bar = getrs(lu, piv, X_bar, trans=2)
     if X.ndim == 1:
         return -np.outer(B_bar, X.conj()), B_bar
     return -(B_bar @ X.conj().T), B_bar
@@ -157,7 +157,7 @@ def solve_pullback_lapack(lu, piv, X, X_bar):
 
 def solve_pushforward_lapack(lu, piv, X, A_dot, B_dot):
     """``solve_pushforward`` for one large matrix: one ``getrs`` with the forward's LU."""
-    return scipy.linalg.lu_solve((lu, piv), B_dot - A_dot @ X, check_finite=False)
+    return getrs(lu, piv, B_dot - A_dot @ X)
 
 
 # --- inv -----------------------------------------------------------------------------------
