@@ -62,7 +62,9 @@ def square_input(name: str, A: Any) -> np.ndarray:
 def optional_cotangent(
     x_bar: Any, name: str, what: str, shape: tuple[int, ...], dtype: np.dtype[Any]
 ) -> np.ndarray | None:
-    """A component of a multi-output cotangent as a C-contiguous array of ``dtype``; ``None`` if zero.
+    """A component of a multi-output cotangent as a writeable C-order array of ``dtype``, or ``None``.
+
+    ``None`` stands for a zero cotangent.
 
     The shape must be ``shape`` (``ValueError`` naming ``name`` and ``what`` otherwise). A complex
     cotangent of a real output keeps its real part (the cotangent convention). Tangent types that
@@ -77,11 +79,12 @@ def optional_cotangent(
         raise ValueError(
             f"{name} pullback: the cotangent of {what} has shape {x_bar.shape}, expected {shape}"
         )
-    if x_bar.dtype == dtype and x_bar.flags.c_contiguous:
+    if x_bar.dtype == dtype and x_bar.flags.c_contiguous and x_bar.flags.writeable:
         return x_bar
     if x_bar.dtype.kind == "c" and dtype.kind != "c":
         x_bar = x_bar.real
-    return np.ascontiguousarray(x_bar, dtype=dtype)
+    # a copy when read-only too: Numba would compile every kernel again for read-only arrays
+    return np.array(x_bar, dtype=dtype, order="C")
 
 
 def near_ties(values: np.ndarray, rtol: float, zeros: bool = False) -> np.ndarray:

@@ -40,7 +40,14 @@ from kernels import products as kproducts
 from kernels import solve as ksolve
 from rules.arguments import refuse
 from rules.cotangents import KERNEL_DTYPES, as_array_cotangent, is_user_tangent
-from rules.linalg._stacks import adjoint, as_stack, check_shape, square_matrices, unstack
+from rules.linalg._stacks import (
+    adjoint,
+    as_stack,
+    check_shape,
+    kernel_operands,
+    square_matrices,
+    unstack,
+)
 from rules.linalg.products import KERNEL_MAX_ORDER, _matmul
 from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -259,10 +266,12 @@ def _power_values(B: np.ndarray, steps: list[tuple[int, int]]) -> list[np.ndarra
 
 def _node_pullback(X: Any, Y: Any, C_bar: Any) -> tuple[Any, Any]:
     """``(C_bar Y^H, X^H C_bar)``: one batched kernel call for small stacks, ``@`` otherwise."""
+    operands = None
     if type(C_bar) is np.ndarray and C_bar.dtype == X.dtype and _small_matrices(X):
-        shape = X.shape
-        X_bar, Y_bar = kproducts.matmul_pullback_batched(as_stack(X), as_stack(Y), as_stack(C_bar))
-        return unstack(X_bar, shape), unstack(Y_bar, shape)
+        operands = kernel_operands(X, Y, C_bar)  # copies of read-only arrays (the caller's A)
+    if operands is not None:
+        X_bar, Y_bar = kproducts.matmul_pullback_batched(*map(as_stack, operands))
+        return unstack(X_bar, X.shape), unstack(Y_bar, X.shape)
     return C_bar @ adjoint(Y), adjoint(X) @ C_bar
 
 
@@ -275,10 +284,10 @@ def _node_pushforward(X: Any, Y: Any, X_dot: Any, Y_dot: Any) -> Any:
         and X_dot.dtype == Y_dot.dtype == dtype
         and _small_matrices(X)
     ):
-        C_dot = kproducts.matmul_pushforward_batched(
-            as_stack(X), as_stack(Y), as_stack(X_dot), as_stack(Y_dot)
-        )
-        return unstack(C_dot, X.shape)
+        operands = kernel_operands(X, Y, X_dot, Y_dot)  # copies of read-only arrays
+        if operands is not None:
+            C_dot = kproducts.matmul_pushforward_batched(*map(as_stack, operands))
+            return unstack(C_dot, X.shape)
     return X_dot @ Y + X @ Y_dot
 
 
@@ -357,8 +366,11 @@ def matrix_power_rrule(a: Any, n: int) -> tuple[np.ndarray, Any]:
         B_bar = bars[0]
         if n > 0:
             return NoTangent(), project_a(B_bar)
+        operands = None
         if type(B_bar) is np.ndarray and B_bar.dtype == B.dtype and _small_matrices(B):
-            A_bar = unstack(ksolve.inv_pullback_batched(as_stack(B), as_stack(B_bar)), B.shape)
+            operands = kernel_operands(B, B_bar)  # B_bar may be the caller's read-only array
+        if operands is not None:
+            A_bar = unstack(ksolve.inv_pullback_batched(*map(as_stack, operands)), B.shape)
         else:
             B_h = adjoint(B)
             A_bar = -(B_h @ (B_bar @ B_h))
@@ -384,10 +396,13 @@ def matrix_power_frule(tangents: tuple[Any, Any, Any], a: Any, n: int) -> tuple[
         A_dot = as_array_cotangent(A_dot, f"{name}'s frule")
     B = np.ascontiguousarray(_inverse(name, A) if n < 0 else A)
     A_dot = _in_dtype_of(B, A_dot)
+    operands = None
+    if n < 0 and type(A_dot) is np.ndarray and A_dot.dtype == B.dtype and _small_matrices(B):
+        operands = kernel_operands(B, A_dot)  # A_dot may be the caller's read-only array
     if n > 0:
         B_dot = A_dot
-    elif type(A_dot) is np.ndarray and A_dot.dtype == B.dtype and _small_matrices(B):
-        B_dot = unstack(ksolve.inv_pushforward_batched(as_stack(B), as_stack(A_dot)), B.shape)
+    elif operands is not None:
+        B_dot = unstack(ksolve.inv_pushforward_batched(*map(as_stack, operands)), B.shape)
     else:
         B_dot = -(B @ (A_dot @ B))
     steps, result = _power_program(abs(n))

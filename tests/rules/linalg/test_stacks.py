@@ -123,3 +123,41 @@ def test_one_square_check_one_message(f, extra, name):
         rrule(f, np.ones((2, 3)), *extra)
     with pytest.raises(np.linalg.LinAlgError, match=message):
         _stacks.square_matrices(name, np.ones((2, 3)))
+
+
+def _read_only(x):
+    x = np.array(x)
+    x.flags.writeable = False
+    return x
+
+
+def _compiled_for_read_only(*dispatchers):
+    from numba import types
+
+    return [
+        s
+        for d in dispatchers
+        for s in d.signatures
+        if any(isinstance(t, types.Array) and not t.mutable for t in s)
+    ]
+
+
+def test_read_only_inputs_and_cotangents_reach_no_kernel():
+    # Numba compiles a kernel again for read-only arrays (seconds, per dtype): the rules copy them
+    from kernels import eigh as keigh
+    from kernels import products as kproducts
+    from kernels import solve as ksolve
+
+    rng = np.random.default_rng(0)
+    A = _read_only(rng.standard_normal((3, 4, 4)) + 4 * np.eye(4))
+    for n in (3, -2, -1):
+        Y, pullback = rrule(np.linalg.matrix_power, A, n)
+        expected = pullback(np.array(np.ones_like(Y)))
+        np.testing.assert_allclose(pullback(_read_only(np.ones_like(Y)))[1], expected[1])
+        frule((NoTangent(), _read_only(np.ones_like(A)), NoTangent()), np.linalg.matrix_power, A, n)
+    S = _read_only(A + A.mT)
+    (w, V), pullback = rrule(np.linalg.eigh, S)
+    pullback((_read_only(np.ones_like(w)), ZeroTangent()))
+    pullback((ZeroTangent(), _read_only(V @ np.diag([1.0, 2.0, 3.0, 4.0]))))
+    kernels = [getattr(m, name) for m in (kproducts, ksolve, keigh) for name in dir(m)]
+    assert _compiled_for_read_only(*(k for k in kernels if hasattr(k, "signatures"))) == []
