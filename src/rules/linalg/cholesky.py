@@ -299,7 +299,7 @@ def _cho_solve_operands(
     name = "scipy.linalg.cho_solve"
     c, lower = c_and_lower
     c = np.asarray(c)
-    check_scipy_options(name, (b,), kwargs)
+    check_scipy_options(name, (c, b), kwargs)  # check_finite covers the factor too, as in scipy
     flags = np.asarray(lower, dtype=bool)
     if flags.size == 0 or not (flags.all() or not flags.any()):
         raise ValueError(

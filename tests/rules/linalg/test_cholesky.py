@@ -172,6 +172,9 @@ def test_scipy_options_are_checked_alike(spd, f, args):
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match=rf"{name}: array must not contain infs or NaNs"):
         rrule(f, *args(bad))
+    if f is sla.cho_solve:  # a NaN in the factor, too
+        with pytest.raises(ValueError, match=rf"{name}: array must not contain infs or NaNs"):
+            rrule(f, (bad, True), A[:, 0])
     overwrite = "overwrite_b" if f in (sla.cho_solve,) else "overwrite_a"
     with pytest.raises(ValueError, match=rf"{name}: overwrite_a/overwrite_b=True"):
         rrule(f, *args(A), **{overwrite: True})
