@@ -50,6 +50,7 @@ from tangents import (
     canonicalize,
     unthunk,
 )
+from tangents.structural import has_fields
 
 __all__ = [
     "RuleTable",
@@ -146,21 +147,11 @@ _FUNCTION_TYPES = (
 def _is_plain_function(f: Any) -> bool:
     """Functions, builtins, ufuncs, numpy's dispatchers and classes have no fields to differentiate.
 
-    Any other callable is an object with fields (in a ``__dict__`` or in ``__slots__``) unless
-    it has none set; only a plain function's cotangent is ``NoTangent()``.
+    Any other callable is an object with fields when :func:`tangents.structural.has_fields`
+    says so (the notion ``ProjectTo`` and the rule checker use); only a plain function's
+    cotangent is ``NoTangent()``.
     """
-    if isinstance(f, _FUNCTION_TYPES):
-        return True
-    return not (getattr(f, "__dict__", None) or _has_slot_values(f))
-
-
-def _has_slot_values(f: Any) -> bool:
-    for cls in type(f).__mro__:
-        slots = cls.__dict__.get("__slots__", ())
-        for slot in (slots,) if isinstance(slots, str) else slots:
-            if slot not in ("__dict__", "__weakref__") and hasattr(f, slot):
-                return True
-    return False
+    return isinstance(f, _FUNCTION_TYPES) or not has_fields(f)
 
 
 def _positional_count(rule: Rule, skip: int) -> int | None:

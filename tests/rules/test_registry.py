@@ -152,6 +152,27 @@ def test_a_callable_object_with_slots_gets_a_zero_cotangent():
         rrule.unregister(Scale)
 
 
+def test_a_callable_object_with_a_private_slot_gets_a_zero_cotangent():
+    class Scale:
+        __slots__ = ("__factor",)  # stored mangled, as _Scale__factor
+
+        def __init__(self, factor):
+            self.__factor = factor
+
+        def __call__(self, x):
+            return self.__factor * x
+
+    @rrule.register_call(Scale)
+    def scale_rrule(scale, x):
+        return scale(x), lambda y_bar: (ZeroTangent(), 2.0 * y_bar)
+
+    try:
+        _, pullback = rrule(Scale(2.0), np.ones(3))
+        assert pullback(ZeroTangent())[0] is ZeroTangent()
+    finally:
+        rrule.unregister(Scale)
+
+
 def test_multi_output_cotangents():
     def two(x):
         return x, 2 * x
