@@ -164,8 +164,21 @@ def _cholesky_rule(name: str, A: Any, lower: bool) -> tuple[np.ndarray, Any]:
     F = _factor(name, A, lower)
     L = F if lower else adjoint(F)
     project_A = ProjectTo(A)
+    # one small lower factor: a C-order cotangent of its dtype goes to the kernel as it is
+    one_small = lower and L.ndim == 2 and L.shape[0] < kcholesky.PULLBACK_BLOCKED_MIN_N
+    one_small = one_small and kernel_ready(L)
+    no_tangent = NoTangent()
 
     def cholesky_pullback(F_bar: Any) -> tuple[Any, Any]:
+        if (
+            one_small
+            and type(F_bar) is np.ndarray
+            and F_bar.dtype == L.dtype
+            and F_bar.shape == L.shape
+            and F_bar.flags.c_contiguous
+            and F_bar.flags.writeable  # else Numba compiles the kernel again, for read-only
+        ):
+            return no_tangent, project_A(kcholesky.cholesky_pullback(L, F_bar))
         L_bar = _lower_cotangent(name, unthunk(F_bar), F.shape, lower)
         return NoTangent(), project_A(cholesky_pullback_array(L, L_bar))
 

@@ -144,6 +144,7 @@ def _compiled_for_read_only(*dispatchers):
 
 def test_read_only_inputs_and_cotangents_reach_no_kernel():
     # Numba compiles a kernel again for read-only arrays (seconds, per dtype): the rules copy them
+    from kernels import cholesky as kcholesky
     from kernels import eigh as keigh
     from kernels import products as kproducts
     from kernels import solve as ksolve
@@ -159,5 +160,9 @@ def test_read_only_inputs_and_cotangents_reach_no_kernel():
     (w, V), pullback = rrule(np.linalg.eigh, S)
     pullback((_read_only(np.ones_like(w)), ZeroTangent()))
     pullback((ZeroTangent(), _read_only(V @ np.diag([1.0, 2.0, 3.0, 4.0]))))
-    kernels = [getattr(m, name) for m in (kproducts, ksolve, keigh) for name in dir(m)]
+    for B in (S[0] + 8 * np.eye(4), S + 8 * np.eye(4)):  # one matrix and a stack
+        L, pullback = rrule(np.linalg.cholesky, B)
+        pullback(_read_only(np.tril(np.ones_like(L))))
+    modules = (kproducts, ksolve, keigh, kcholesky)
+    kernels = [getattr(m, name) for m in modules for name in dir(m)]
     assert _compiled_for_read_only(*(k for k in kernels if hasattr(k, "signatures"))) == []
