@@ -194,8 +194,7 @@ def inverse_lapack(lu, piv, trans=0):
     """Return ``A^-1`` (``trans=0``) or ``A^-H`` (``trans=2``) from the forward's LU factors."""
     n = lu.shape[0]
     if n >= INVERSE_GETRS_MIN_N:
-        getrs = lapack.get_lapack_funcs("getrs", (lu,))
-        return getrs(lu, piv, np.eye(n, dtype=lu.dtype), trans=trans)[0]
+        return getrs(lu, piv, np.eye(n, dtype=lu.dtype), trans=trans)
     getri = lapack.get_lapack_funcs("getri", (lu,))
     inv = getri(lu, piv)[0]
     return inv.conj().T if trans == 2 else inv
@@ -221,7 +220,6 @@ def adjugate_lapack(A, lu, piv):
     d = np.diagonal(lu)
     psign = -1.0 if np.count_nonzero(piv != np.arange(n)) % 2 else 1.0
     zero = np.flatnonzero(d == 0)
-    getrs, trtrs = lapack.get_lapack_funcs(("getrs", "trtrs"), (lu,))
     if zero.size == 0:
         inv = inverse_lapack(lu, piv)
         inv *= psign * np.prod(d)
@@ -232,8 +230,9 @@ def adjugate_lapack(A, lu, piv):
         lu1[p, p] = 1
         e = np.zeros((n, 1), dtype=lu.dtype)
         e[p] = 1
+        trtrs = lapack.get_lapack_funcs("trtrs", (lu,))
         x, _ = trtrs(lu1, e, lower=0)  # U' x = e_p, so U x = 0 with x_p = 1
-        w, _ = getrs(lu1, piv, e, trans=1)  # (P L U')^-T e_p
+        w = getrs(lu1, piv, e, trans=1)  # (P L U')^-T e_p
         d_other = np.prod(np.delete(d, p))
         return (psign * d_other) * (x @ w.T)
     u_s, s, vh = np.linalg.svd(A)

@@ -309,10 +309,7 @@ class _ReverseRules(RuleTable):
 
         def pullback_skipping_zeros(y_bar: Any) -> tuple[Any, ...]:
             if type(y_bar) is np.ndarray and y_bar.shape == shape:  # the hot case, checks done
-                result = pullback(y_bar)
-                if type(result) is tuple and len(result) == n_args + 1:
-                    return result
-                return _fit_to_call(result, n_args, positional)
+                return _fit_to_call(pullback(y_bar), n_args, positional)
             if type(y_bar) is not np.ndarray and isinstance(y_bar, AbstractThunk):
                 # The pullback needs the value anyway; evaluating it here also catches a thunk
                 # whose value is a zero, which rules would otherwise receive.

@@ -128,49 +128,37 @@ def test_zero_short_circuit_matches_the_normal_path_for_numpy_dispatchers():
         assert pullback(ZeroTangent())[0] is NoTangent()
 
 
-def test_a_callable_object_with_slots_gets_a_zero_cotangent():
-    class Scale:
-        __slots__ = ("factor",)
+class _Slotted:
+    __slots__ = ("factor",)
 
-        def __init__(self, factor):
-            self.factor = factor
+    def __init__(self, factor):
+        self.factor = factor
 
-        def __call__(self, x):
-            return self.factor * x
+    def __call__(self, x):
+        return self.factor * x
 
-    @rrule.register_call(Scale)
-    def scale_rrule(scale, x):
-        def scale_pullback(y_bar):
-            return Tangent(Scale, factor=np.sum(x * y_bar)), scale.factor * y_bar
 
-        return scale(x), scale_pullback
+class _PrivatelySlotted:
+    __slots__ = ("__factor",)  # stored mangled, as _PrivatelySlotted__factor
+
+    def __init__(self, factor):
+        self.__factor = factor
+
+    def __call__(self, x):
+        return self.__factor * x
+
+
+@pytest.mark.parametrize("cls", [_Slotted, _PrivatelySlotted], ids=["slot", "private slot"])
+def test_a_callable_object_with_slots_gets_a_zero_cotangent(cls):
+    @rrule.register_call(cls)
+    def slotted_rrule(f, x):
+        return f(x), lambda y_bar: (ZeroTangent(), 2.0 * y_bar)
 
     try:
-        _, pullback = rrule(Scale(2.0), np.ones(3))
+        _, pullback = rrule(cls(2.0), np.ones(3))
         assert pullback(ZeroTangent())[0] is ZeroTangent()  # fields in __slots__: not NoTangent
     finally:
-        rrule.unregister(Scale)
-
-
-def test_a_callable_object_with_a_private_slot_gets_a_zero_cotangent():
-    class Scale:
-        __slots__ = ("__factor",)  # stored mangled, as _Scale__factor
-
-        def __init__(self, factor):
-            self.__factor = factor
-
-        def __call__(self, x):
-            return self.__factor * x
-
-    @rrule.register_call(Scale)
-    def scale_rrule(scale, x):
-        return scale(x), lambda y_bar: (ZeroTangent(), 2.0 * y_bar)
-
-    try:
-        _, pullback = rrule(Scale(2.0), np.ones(3))
-        assert pullback(ZeroTangent())[0] is ZeroTangent()
-    finally:
-        rrule.unregister(Scale)
+        rrule.unregister(cls)
 
 
 def test_multi_output_cotangents():

@@ -137,3 +137,12 @@ def kernel_ready(*arrays: Any) -> bool:
         and a.flags.writeable  # Numba compiles read-only arrays as another type
         for a in arrays
     )
+
+
+def scipy_outputs(*outputs: Any, stack: bool) -> tuple[Any, ...] | list[Any]:
+    """Several outputs as scipy (1.17) returns them: a tuple for one matrix, a list for a stack.
+
+    scipy's batched wrapper collects the per-matrix results of a stack in a list; rules that do
+    not call the scipy function itself for their outputs return them the same way.
+    """
+    return list(outputs) if stack else outputs

@@ -44,6 +44,7 @@ from rules.linalg._stacks import (
     check_shape,
     kernel_operands,
     kernel_ready,
+    scipy_outputs,
     square_matrices,
     unstack,
 )
@@ -164,7 +165,8 @@ def _cholesky_rule(name: str, A: Any, lower: bool) -> tuple[np.ndarray, Any]:
     F = _factor(name, A, lower)
     L = F if lower else adjoint(F)
     project_A = ProjectTo(A)
-    # one small lower factor: a C-order cotangent of its dtype goes to the kernel as it is
+    # one small lower factor: a C-order cotangent of its dtype goes to the kernel as it is (the
+    # test below is kernel_ready's, written out: a generator per call costs more than the kernel)
     one_small = lower and L.ndim == 2 and L.shape[0] < kcholesky.PULLBACK_BLOCKED_MIN_N
     one_small = one_small and kernel_ready(L)
     no_tangent = NoTangent()
@@ -270,7 +272,7 @@ def cho_factor_rrule(
         A_bar = cholesky_pullback_array(L, np.asarray(L_bar, dtype=L.dtype)) + _sym(copied_bar)
         return NoTangent(), project_A(A_bar)
 
-    return _as_scipy_returns(c, lower_out), cho_factor_pullback
+    return scipy_outputs(c, lower_out, stack=c.ndim > 2), cho_factor_pullback
 
 
 @frule.register(sla.cho_factor)
@@ -284,14 +286,9 @@ def cho_factor_frule(
     A_dot = _sym(as_array_cotangent(unthunk(tangents[1]), "scipy.linalg.cho_factor's pushforward"))
     F_dot = _tangent_of_factor(L, A_dot, lower)
     copied_dot = np.triu(A_dot, 1) if lower else np.tril(A_dot, -1)
-    return _as_scipy_returns(c, lower_out), Tangent(
+    return scipy_outputs(c, lower_out, stack=c.ndim > 2), Tangent(
         tuple, (F_dot + copied_dot).astype(c.dtype, copy=False), NoTangent()
     )
-
-
-def _as_scipy_returns(c: np.ndarray, lower_out: Any) -> tuple[Any, Any] | list[Any]:
-    """``(c, lower)`` for one matrix; a list for a stack, as scipy's batched ``cho_factor``."""
-    return [c, lower_out] if c.ndim > 2 else (c, lower_out)
 
 
 def _factor_of(c: np.ndarray, lower: bool) -> np.ndarray:

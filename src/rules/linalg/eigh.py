@@ -79,7 +79,7 @@ from rules.linalg._spectral import (
     raise_if_gauge_dependent,
     square_input,
 )
-from rules.linalg._stacks import adjoint, as_stack, flat_batch
+from rules.linalg._stacks import adjoint, as_stack, flat_batch, scipy_outputs
 from rules.registry import frule, rrule, split_cotangent
 from tangents import NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
@@ -475,7 +475,7 @@ def scipy_eigh_rrule(
     call = _ScipyEigh("scipy.linalg.eigh", a, b, lower, options)
     if eigvals_only:
         return _values_rule(call.name, a, call.w, call.V)
-    return _scipy_pair(call.w, call.V), call.vectors_pullback(a)
+    return scipy_outputs(call.w, call.V, stack=call.V.ndim > 2), call.vectors_pullback(a)
 
 
 @frule.register(sla.eigh)
@@ -492,12 +492,9 @@ def scipy_eigh_frule(
     call = _ScipyEigh("scipy.linalg.eigh", a, b, lower, options)
     if eigvals_only:
         return call.w, call.values_pushforward(tangents[1])
-    return _scipy_pair(call.w, call.V), Tangent(tuple, *call.vectors_pushforward(tangents[1]))
-
-
-def _scipy_pair(w: np.ndarray, V: np.ndarray) -> tuple[Any, Any] | list[Any]:
-    """``(w, v)`` for one matrix; a list for a stack, as scipy's batched ``eigh`` returns it."""
-    return [w, V] if V.ndim > 2 else (w, V)
+    return scipy_outputs(call.w, call.V, stack=call.V.ndim > 2), Tangent(
+        tuple, *call.vectors_pushforward(tangents[1])
+    )
 
 
 @rrule.register(sla.eigvalsh)

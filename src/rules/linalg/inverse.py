@@ -80,28 +80,25 @@ def _inverse(name: str, a: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def inv_pullback_array(Y: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
     """``A_bar = -Y^H Y_bar Y^H`` for ndarrays: the kernels for small matrices, else BLAS."""
-    n = Y.shape[-1]
-    Y_bar = cast(np.asarray(Y_bar), Y.dtype)
-    if Y.ndim == 2 and n <= ksolve.INV_SINGLE_CROSSOVER_N:
-        return ksolve.inv_pullback(Y, kernel_array(Y_bar))
-    if Y.ndim > 2 and n <= ksolve.INV_CROSSOVER_N:
-        return unstack(
-            ksolve.inv_pullback_batched(as_stack(Y), as_stack(kernel_array(Y_bar))), Y.shape
-        )
-    return ksolve.inv_pullback_blas(Y, Y_bar)
+    kernels = (ksolve.inv_pullback, ksolve.inv_pullback_batched, ksolve.inv_pullback_blas)
+    return _by_size(Y, Y_bar, *kernels)
 
 
 def inv_pushforward_array(Y: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
     """``Y_dot = -Y A_dot Y`` for ndarrays: the kernels for small matrices, else BLAS."""
+    kernels = (ksolve.inv_pushforward, ksolve.inv_pushforward_batched, ksolve.inv_pushforward_blas)
+    return _by_size(Y, A_dot, *kernels)
+
+
+def _by_size(Y: np.ndarray, X: np.ndarray, single: Any, batched: Any, blas: Any) -> np.ndarray:
+    """``single``, ``batched`` or ``blas`` applied to ``(Y, X)``, by the order and the stacking."""
     n = Y.shape[-1]
-    A_dot = cast(np.asarray(A_dot), Y.dtype)
+    X = cast(np.asarray(X), Y.dtype)
     if Y.ndim == 2 and n <= ksolve.INV_SINGLE_CROSSOVER_N:
-        return ksolve.inv_pushforward(Y, kernel_array(A_dot))
+        return single(Y, kernel_array(X))
     if Y.ndim > 2 and n <= ksolve.INV_CROSSOVER_N:
-        return unstack(
-            ksolve.inv_pushforward_batched(as_stack(Y), as_stack(kernel_array(A_dot))), Y.shape
-        )
-    return ksolve.inv_pushforward_blas(Y, A_dot)
+        return unstack(batched(as_stack(Y), as_stack(kernel_array(X))), Y.shape)
+    return blas(Y, X)
 
 
 def _inv_pullback(name: str, Y: np.ndarray, Y_bar: Any) -> Any:

@@ -297,3 +297,22 @@ class MatrixTangent:
 def matrix_tangent():
     """The class of a user-defined matrix tangent type, for generic-path tests."""
     return MatrixTangent
+
+
+def _central_gradient(loss, A, h=1e-4):
+    """``dL/dRe A + i dL/dIm A`` of the real ``loss`` by central differences (5 points)."""
+    G = np.zeros(A.shape, dtype=A.dtype)
+    units = [1.0, 1j] if A.dtype.kind == "c" else [1.0]
+    for index in np.ndindex(A.shape):
+        for unit in units:
+            E = np.zeros(A.shape, dtype=A.dtype)
+            E[index] = unit
+            values = [loss(A + t * h * E) for t in (-2, -1, 1, 2)]
+            G[index] += unit * (values[0] - 8 * values[1] + 8 * values[2] - values[3]) / (12 * h)
+    return G
+
+
+@pytest.fixture
+def gradient():
+    """``gradient(loss, A, h=1e-4)``: the gradient of a real ``loss`` by central differences."""
+    return _central_gradient

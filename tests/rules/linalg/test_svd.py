@@ -238,19 +238,6 @@ def test_kernel_path_agrees_with_the_formula(randn, dtype, shape, path):
 # --- repeated and zero singular values: finite differences of gauge-invariant losses ------------
 
 
-def gradient(loss, A, h=1e-4):
-    """The gradient ``dL/dRe A + i dL/dIm A`` of the real ``loss`` by central differences."""
-    G = np.zeros(A.shape, dtype=A.dtype)
-    units = [1.0, 1j] if A.dtype.kind == "c" else [1.0]
-    for index in np.ndindex(A.shape):
-        for unit in units:
-            E = np.zeros(A.shape, dtype=A.dtype)
-            E[index] = unit
-            values = [loss(A + t * h * E) for t in (-2, -1, 1, 2)]
-            G[index] += unit * (values[0] - 8 * values[1] + 8 * values[2] - values[3]) / (12 * h)
-    return G
-
-
 DEGENERATE = {
     "identity": ((4, 4), [1.0, 1.0, 1.0, 1.0]),
     "tie": ((4, 4), [3.0, 1.0, 1.0, 0.5]),
@@ -262,7 +249,7 @@ DEGENERATE = {
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize("case", list(DEGENERATE))
-def test_gauge_invariant_losses_at_ties_and_zeros(randn, dtype, case):
+def test_gauge_invariant_losses_at_ties_and_zeros(randn, gradient, dtype, case):
     (m, n), spectrum = DEGENERATE[case]
     A = with_singular_values(randn, dtype, m, n, spectrum)
     if case == "identity":
@@ -365,7 +352,7 @@ def test_gauge_dependent_losses_raise(randn):
         pullback((U_bar, ZeroTangent(), ZeroTangent()))
 
 
-def test_full_matrices_complement(randn):
+def test_full_matrices_complement(randn, gradient):
     A = randn(np.complex128, 5, 3)
     (U, _, _), pullback = rrule(np.linalg.svd, A)
     U_p = U[:, 3:]
