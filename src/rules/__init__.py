@@ -5,23 +5,10 @@ f, *args, **kwargs)`` returns ``(y, y_dot)`` or ``None``. Register your own rule
 ``@rrule.register(f)`` / ``@frule.register(f)``; check them with :mod:`rules.testing`.
 """
 
-# Rule sets: importing a module registers its rules.
-from rules import (  # noqa: F401  (imported for their registrations)
-    cumulative,
-    diagonals,
-    einsum,
-    elementwise,
-    elementwise_complex,
-    indexing,
-    joining,
-    linalg,
-    nondiff,
-    reductions,
-    selection,
-    shape,
-)
-from rules.definition import non_differentiable, scalar_rule
-from rules.registry import defer, frule, is_zero_cotangent, rrule, split_cotangent
+# Rule sets, one sub-package per library covered: importing one registers its rules.
+from rules import arrays, linalg  # noqa: F401  (imported for their registrations)
+from rules.core.definition import non_differentiable, scalar_rule
+from rules.core.registry import defer, frule, is_zero_cotangent, rrule, split_cotangent
 
 # scipy.special is slow to import: its rules load when a lookup first needs them.
 defer("rules.special", "scipy.special")

@@ -35,7 +35,7 @@ class AbstractTangent:
     Nothing else. A rule never calls ``np.asarray`` (or any numpy function or ufunc) on a
     tangent it was given, never indexes, iterates or truth-tests it, never reads ``.dtype`` or
     ``.ndim`` and never writes into it. Rules that need elementwise access take the tangent
-    through ``rules.cotangents.as_array_cotangent``, which raises ``TypeError`` naming the rule
+    through ``rules.core.cotangents.as_array_cotangent``, which raises ``TypeError`` naming the rule
     for a type that is not an array; they never densify it silently.
 
     Writing your own

@@ -400,7 +400,7 @@ def _elementwise_cases():
     cases = {}
     for f, rule in _registered_rules().items():
         if _defined_by(rule, "operator_rrule"):
-            f_ufunc = rules.elementwise._OPERATORS[f]
+            f_ufunc = rules.arrays.elementwise._OPERATORS[f]
         elif _defined_by(rule, "elementwise_rrule"):
             f_ufunc = f
         else:

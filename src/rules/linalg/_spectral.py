@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from kernels._spectral import default_rtol, near_tie_rows
-from rules.cotangents import as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
 from rules.linalg._stacks import square_matrices
 from tangents import AbstractZero, unthunk
 

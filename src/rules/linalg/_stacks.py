@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from rules.cotangents import KERNEL_DTYPES, check_shape
+from rules.core.cotangents import KERNEL_DTYPES, check_shape
 from tangents import unthunk
 
 __all__ = [

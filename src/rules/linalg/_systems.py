@@ -41,8 +41,8 @@ from scipy.linalg import lapack
 from kernels import lu as klu
 from kernels import solve as ksolve
 from kernels.triangular import solve_triangular_batched
-from rules.broadcasting import unbroadcast
-from rules.cotangents import as_array_cotangent, conj
+from rules.core.broadcasting import unbroadcast
+from rules.core.cotangents import as_array_cotangent, conj
 from rules.linalg._stacks import adjoint
 
 __all__ = [

@@ -38,8 +38,9 @@ import numpy as np
 
 from kernels import products as kproducts
 from kernels import solve as ksolve
-from rules.arguments import refuse
-from rules.cotangents import KERNEL_DTYPES, as_array_cotangent, is_user_tangent
+from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent, is_user_tangent
+from rules.core.options import refuse
+from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import (
     adjoint,
     as_stack,
@@ -49,7 +50,6 @@ from rules.linalg._stacks import (
     unstack,
 )
 from rules.linalg.products import KERNEL_MAX_ORDER, _matmul
-from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 # --- np.linalg.multi_dot -------------------------------------------------------------------------

@@ -36,8 +36,9 @@ import scipy.linalg as sla
 from scipy.linalg import lapack
 
 from kernels import cholesky as kcholesky
-from rules.broadcasting import unbroadcast
-from rules.cotangents import as_array_cotangent
+from rules.core.broadcasting import unbroadcast
+from rules.core.cotangents import as_array_cotangent
+from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import (
     adjoint,
     as_stack,
@@ -49,7 +50,6 @@ from rules.linalg._stacks import (
     unstack,
 )
 from rules.linalg._systems import Layout, check_scipy_options
-from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 _POTRF = {

@@ -57,7 +57,8 @@ from typing import Any
 import numpy as np
 
 from kernels import determinant as kdet
-from rules.cotangents import as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
+from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import (
     BatchedLU,
@@ -66,7 +67,6 @@ from rules.linalg._systems import (
     kernel_array,
     linalg_dtypes,
 )
-from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 SlogdetResult = type(np.linalg.slogdet(np.eye(1)))

@@ -56,7 +56,8 @@ from typing import Any
 
 import numpy as np
 
-from rules.cotangents import as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
+from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
@@ -67,7 +68,6 @@ from rules.linalg._spectral import (
     square_input,
 )
 from rules.linalg._stacks import adjoint, flat_batch
-from rules.registry import frule, rrule, split_cotangent
 from tangents import NoTangent, ProjectTo, Tangent, unthunk
 
 __all__ = ["GaugeError", "eig_pullback_array", "eig_pushforward_array"]

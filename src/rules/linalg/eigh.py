@@ -68,7 +68,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import eigh as keigh
-from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
@@ -80,7 +81,6 @@ from rules.linalg._spectral import (
     square_input,
 )
 from rules.linalg._stacks import adjoint, as_stack, flat_batch, scipy_outputs
-from rules.registry import frule, rrule, split_cotangent
 from tangents import NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 __all__ = [

@@ -58,10 +58,10 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from rules.cotangents import as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
+from rules.core.registry import frule, rrule
 from rules.linalg import matfun
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
-from rules.registry import frule, rrule
 from tangents import NoTangent, ProjectTo, unthunk
 
 __all__ = ["expm_frule", "expm_rrule"]

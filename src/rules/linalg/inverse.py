@@ -41,6 +41,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import solve as ksolve
+from rules.core.registry import frule, rrule
 from rules.linalg._stacks import adjoint, as_stack, check_shape, square_matrices, unstack
 from rules.linalg._systems import (
     STRUCTURES,
@@ -52,7 +53,6 @@ from rules.linalg._systems import (
     linalg_dtypes,
     singular_error,
 )
-from rules.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
 
 

@@ -60,10 +60,10 @@ from typing import Any
 
 import numpy as np
 
-from rules.cotangents import as_array_cotangent, is_user_tangent
+from rules.core.cotangents import as_array_cotangent, is_user_tangent
+from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import cast, linalg_dtypes, read_matrix
-from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 _NO_VALUE = np._NoValue  # numpy's marker for "rtol not given"

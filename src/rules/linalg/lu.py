@@ -31,7 +31,7 @@ and the pullback and pushforward raise ``numpy.linalg.LinAlgError`` naming the f
 pivot, the shape and the matrix of the stack. NaN in gives NaN out.
 
 Paths: ``L_bar`` and ``U_bar`` are read by their triangles, so cotangents must be arrays
-(:func:`rules.cotangents.as_array_cotangent`). Kernel path: float32/float64/complex128 ndarrays
+(:func:`rules.core.cotangents.as_array_cotangent`). Kernel path: float32/float64/complex128 ndarrays
 go through ``kernels.lu``, stacks of matrices up to ``LU_CROSSOVER_N`` in one batched compiled
 call, larger ones through the BLAS variant (triangular solves with the forward's factors, no
 inverse); other dtypes use the same formula in stacked numpy.
@@ -50,7 +50,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import lu as klu
-from rules.cotangents import as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
+from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import (
     adjoint,
     as_stack,
@@ -60,7 +61,6 @@ from rules.linalg._stacks import (
     kernel_ready,
     unstack,
 )
-from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 # --- A = L[perm] @ U: kernels and the stacked formula --------------------------------------------

@@ -28,12 +28,12 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import lu as klu
-from rules.broadcasting import unbroadcast
-from rules.cotangents import as_array_cotangent
+from rules.core.broadcasting import unbroadcast
+from rules.core.cotangents import as_array_cotangent
+from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, as_stack, flat_batch, kernel_dtype, unstack
 from rules.linalg._systems import Layout
 from rules.linalg.lu import _as_array, _Factors, _inverse, _matrix, _refuse_overwrite, _rows
-from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 # --- scipy.linalg.lu_factor ----------------------------------------------------------------------

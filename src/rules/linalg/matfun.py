@@ -71,9 +71,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.linalg as sla
 
-from rules.cotangents import as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
+from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
-from rules.registry import frule, rrule, split_cotangent
 from tangents import Hermitian, NoTangent, ProjectTo, Symmetric, Tangent, unthunk
 
 __all__ = [

@@ -67,9 +67,9 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from kernels import svd as ksvd
 from kernels._spectral import default_rtol
-from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.core.registry import frule, rrule
 from rules.linalg._stacks import as_stack, check_shape, flat_batch
-from rules.registry import frule, rrule
 from tangents import NoTangent, ProjectTo, ZeroTangent, unthunk
 
 _INF = float("inf")

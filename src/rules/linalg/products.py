@@ -10,7 +10,7 @@ of matrices, ``outer`` of vectors) it is written with the tangent algebra, so an
 with ``@`` (and ``.mT``, ``.conj()``) flows through: a low-rank cotangent stays low rank. The
 pushforwards of matmul, and of ``dot`` and ``inner`` of matrices, are generic in the same way. The
 other cases (N-D contractions, scalars, ``vdot``, ``kron``) need elementwise access and take their
-cotangent through :func:`rules.cotangents.as_array_cotangent`. Kernel path: stacks of matrices up
+cotangent through :func:`rules.core.cotangents.as_array_cotangent`. Kernel path: stacks of matrices up
 to 4x4 with equal batch shapes go through ``kernels.products`` in one compiled call (measured
 there: 3x faster than numpy's stacked matmul at 10000 x 4x4, slower beyond 4x4); the other
 products have no stacked small-matrix form and are BLAS-bound, so they have no kernels.
@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 
 from kernels import products as kproducts
-from rules.arguments import refuse
-from rules.broadcasting import unbroadcast
-from rules.cotangents import as_array_cotangent, conj
+from rules.core.broadcasting import unbroadcast
+from rules.core.cotangents import as_array_cotangent, conj
+from rules.core.options import refuse
+from rules.core.registry import frule, rrule
 from rules.linalg._stacks import adjoint, as_stack, check_shape, kernel_operands, unstack
-from rules.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
 
 KERNEL_MAX_ORDER = 4

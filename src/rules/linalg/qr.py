@@ -43,7 +43,7 @@ function, the shape and the matrix of the stack, rather than return inf/nan; the
 still runs. NaN in gives NaN out (no exception).
 
 Paths: the cotangent formula needs elementwise access (``copyltu``), so cotangents must be arrays
-(:func:`rules.cotangents.as_array_cotangent`; other tangent types raise ``TypeError``). Kernel
+(:func:`rules.core.cotangents.as_array_cotangent`; other tangent types raise ``TypeError``). Kernel
 path: ndarrays of float32/float64/complex128 go through ``kernels.qr``, stacks of matrices up to
 ``QR_CROSSOVER_N`` on a side in one batched compiled call, larger ones through the BLAS variant
 (one triangular solve, no inverse); the generic path is the formula above in stacked numpy.
@@ -71,7 +71,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import qr as kqr
-from rules.cotangents import as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
+from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import (
     adjoint,
     as_stack,
@@ -80,7 +81,6 @@ from rules.linalg._stacks import (
     kernel_ready,
     unstack,
 )
-from rules.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 # --- the reduced factorization: kernels and the stacked formula ----------------------------------

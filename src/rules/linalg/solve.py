@@ -50,7 +50,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import solve as ksolve
-from rules.cotangents import as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
+from rules.core.registry import frule, rrule
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import (
     KINDS,
@@ -66,7 +67,6 @@ from rules.linalg._systems import (
     linalg_dtypes,
     read_matrix,
 )
-from rules.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
 
 # --- the shared rule ---------------------------------------------------------------------------

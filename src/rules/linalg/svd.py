@@ -76,7 +76,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import svd as ksvd
-from rules.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
@@ -88,7 +89,6 @@ from rules.linalg._spectral import (
     raise_if_gauge_dependent,
 )
 from rules.linalg._stacks import adjoint, as_stack, flat_batch, square_matrices
-from rules.registry import frule, rrule, split_cotangent
 from tangents import NoTangent, ProjectTo, Tangent, unthunk
 
 __all__ = [

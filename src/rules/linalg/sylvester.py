@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from rules.cotangents import as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
+from rules.core.registry import frule, rrule
 from rules.linalg._stacks import adjoint, check_shape
-from rules.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
 
 __all__ = ["solve_sylvester_frule", "solve_sylvester_rrule"]

@@ -41,7 +41,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import triangular as ktri
-from rules.cotangents import as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
+from rules.core.registry import frule, rrule
 from rules.linalg._stacks import check_shape, square_matrices
 from rules.linalg._systems import (
     Layout,
@@ -50,7 +51,6 @@ from rules.linalg._systems import (
     linalg_dtypes,
     singular_error,
 )
-from rules.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
 
 NAME = "scipy.linalg.solve_triangular"

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from rules.registry import function_name
+from rules.core.registry import function_name
 from rules.testing.results import Failures
 from rules.testing.spaces import CompositeSpace, EmptySpace, Space, space_of
 from tangents import (

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from rules.registry import frule, rrule
+from rules.core.registry import frule, rrule
 from rules.testing.arguments import (
     ambient_or_fail,
     argument_spaces,

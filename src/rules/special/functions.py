@@ -1,6 +1,6 @@
 r"""Rules for scipy.special: elementwise functions (a table) and the log-sum-exp family.
 
-Elementwise rows use :func:`rules.scalar_rule`, as in :mod:`rules.elementwise`:
+Elementwise rows use :func:`rules.scalar_rule`, as in :mod:`rules.arrays.elementwise`:
 
 * ``expit`` :math:`\sigma(x) = 1/(1 + e^{-x})`: :math:`\sigma' = y (1 - y)`.
 * ``logit`` :math:`\log(x/(1-x))`: :math:`1/(x (1 - x))` (``inf`` at 0 and 1).
@@ -35,12 +35,12 @@ from typing import Any
 import numpy as np
 import scipy.special as sc
 
-from rules.arguments import normalize_axes, refuse, rrule_with_options
-from rules.broadcasting import unbroadcast
-from rules.cotangents import as_array_cotangent
-from rules.definition import scalar_rule
-from rules.reductions import expand_reduced
-from rules.registry import frule
+from rules.arrays.reductions import expand_reduced
+from rules.core.broadcasting import unbroadcast
+from rules.core.cotangents import as_array_cotangent
+from rules.core.definition import scalar_rule
+from rules.core.options import normalize_axes, refuse, rrule_with_options
+from rules.core.registry import frule
 from tangents import AbstractZero, NoTangent, ProjectTo, Thunk, ZeroTangent, unthunk
 
 __all__: list[str] = []

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from rules.broadcasting import broadcast_tangent, unbroadcast
-from rules.cotangents import as_array_cotangent, conj
-from rules.registry import frule, function_name, rrule
+from rules.core.broadcasting import broadcast_tangent, unbroadcast
+from rules.core.cotangents import as_array_cotangent, conj
+from rules.core.registry import frule, function_name, rrule
 from tangents import (
     AbstractZero,
     NoTangent,
@@ -75,7 +75,7 @@ def _elementwise_operand(t: Any, operation: str) -> Any:
     """``t`` ready for an elementwise product with an array of partials.
 
     ndarrays, zeros and ``NotImplementedTangent`` stay as they are (the arithmetic table handles
-    the symbolic ones); anything else goes through :func:`rules.cotangents.as_array_cotangent`,
+    the symbolic ones); anything else goes through :func:`rules.core.cotangents.as_array_cotangent`,
     so numbers pass, structured and sparse matrices become ndarrays, and a user's tangent type
     gets a ``TypeError`` naming ``operation`` (the tangent algebra has no elementwise product).
     """
@@ -100,7 +100,7 @@ def scalar_rule(f: Any, partials: Callable[..., Any], *, name: str | None = None
         and the output ``y = f(*args)``: a single array for one input, a tuple for several.
     name : str, optional
         Name used for the generated rules and messages (default:
-        :func:`rules.registry.function_name`, e.g. ``np.sin``).
+        :func:`rules.core.registry.function_name`, e.g. ``np.sin``).
 
     Notes
     -----
@@ -114,7 +114,7 @@ def scalar_rule(f: Any, partials: Callable[..., Any], *, name: str | None = None
     arguments are passed to ``f``; ``out=`` and ``where=`` are refused, since they leave parts of
     the output undefined or alias an input. Both rules multiply (co)tangents elementwise, which
     the tangent algebra does not offer: a (co)tangent that is not an ndarray or a number goes
-    through :func:`rules.cotangents.as_array_cotangent` (a user's tangent type gets a
+    through :func:`rules.core.cotangents.as_array_cotangent` (a user's tangent type gets a
     ``TypeError`` naming the rule).
     """
     rule_name = name or function_name(f)

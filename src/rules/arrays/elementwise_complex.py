@@ -14,7 +14,7 @@ and for a real output :math:`y(a, b)` that is :math:`\bar z = \bar y\,(\partial_
   :math:`\bar z = (\bar y - y\operatorname{Re}(\overline{y}\,\bar y))/|z|`;
   :math:`\dot y = (\dot z - y\operatorname{Re}(\overline{y}\,\dot z))/|z|`. For real input
   ``sign`` is piecewise constant and both are ``NoTangent()`` (non-differentiable, as listed in
-  :mod:`rules.nondiff`).
+  :mod:`rules.arrays.nondiff`).
 * ``conj``: :math:`\bar z = \overline{\bar y}`; :math:`\dot y = \overline{\dot z}`.
 * ``real``: :math:`\bar z = \operatorname{Re}\bar y` (promoted to complex for complex ``z``);
   :math:`\dot y = \operatorname{Re}\dot z`.
@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from rules.arguments import refuse, rrule_with_options
-from rules.cotangents import as_array_cotangent
-from rules.registry import frule, rrule
+from rules.core.cotangents import as_array_cotangent
+from rules.core.options import refuse, rrule_with_options
+from rules.core.registry import frule, rrule
 from tangents import NoTangent, ProjectTo, ZeroTangent, unthunk
 from tangents.arithmetic import conj
 

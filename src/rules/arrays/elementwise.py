@@ -1,13 +1,13 @@
 r"""Elementwise rules for numpy ufuncs: a table, one row per function with its partials.
 
-Each row is ``scalar_rule(f, partials)`` (see :mod:`rules.definition`): ``partials(*args, y)``
+Each row is ``scalar_rule(f, partials)`` (see :mod:`rules.core.definition`): ``partials(*args, y)``
 returns :math:`\partial f / \partial x_i` at the inputs and the output ``y``. Every function here
 is holomorphic where numpy defines it for complex numbers (the others are real only), so the
 pullback :math:`\bar x_i = \overline{\partial_i f}\,\bar y` of ``scalar_rule`` is right for
 complex inputs too. The linear ones (``add``, ``subtract``, ``negative``, ``positive``) are
 written out by hand to skip a multiplication by one. Non-holomorphic functions (``absolute``,
-``angle``, ``conj``, ``real``, ``imag``) are in :mod:`rules.elementwise_complex`; piecewise ones
-(``maximum``, ``clip``, ``where``, ...) in :mod:`rules.selection`.
+``angle``, ``conj``, ``real``, ``imag``) are in :mod:`rules.arrays.elementwise_complex`; piecewise ones
+(``maximum``, ``clip``, ``where``, ...) in :mod:`rules.arrays.selection`.
 
 The operator functions ``operator.add``, ``sub``, ``mul``, ``truediv``, ``neg``, ``pos`` and
 ``pow`` share the rules of their ufuncs when every operand is a number or an ndarray (that is
@@ -41,10 +41,10 @@ from typing import Any
 
 import numpy as np
 
-from rules.arguments import is_constant, refuse
-from rules.broadcasting import broadcast_tangent, unbroadcast
-from rules.definition import scalar_rule
-from rules.registry import frule, rrule
+from rules.core.broadcasting import broadcast_tangent, unbroadcast
+from rules.core.definition import scalar_rule
+from rules.core.options import is_constant, refuse
+from rules.core.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
 
 __all__: list[str] = []

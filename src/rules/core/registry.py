@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from rules.cotangents import check_shape
+from rules.core.cotangents import check_shape
 from tangents import (
     AbstractThunk,
     AbstractZero,

@@ -2,8 +2,8 @@ r"""Rules of reductions: ``sum``, ``mean``, ``prod``, ``max``/``amax``, ``min``/
 
 Every reduction takes ``axis`` (``None``, an int or a tuple) and ``keepdims``. The pullbacks put
 the reduced axes of the cotangent back as size 1 (:func:`expand_reduced`) and broadcast it over
-the input; ``out=`` and ``where=`` are refused (:func:`rules.arguments.refuse`). Cumulative
-reductions are in :mod:`rules.cumulative`.
+the input; ``out=`` and ``where=`` are refused (:func:`rules.core.options.refuse`). Cumulative
+reductions are in :mod:`rules.arrays.cumulative`.
 
 Formulas (``ȳ`` expanded to the input's shape, ``n`` the number of reduced entries):
 
@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from rules.arguments import normalize_axes, refuse, rrule_with_options
-from rules.cotangents import as_array_cotangent
-from rules.registry import frule
-from rules.selection import is_selected
+from rules.arrays.selection import is_selected
+from rules.core.cotangents import as_array_cotangent
+from rules.core.options import normalize_axes, refuse, rrule_with_options
+from rules.core.registry import frule
 from tangents import AbstractZero, NoTangent, ProjectTo, Thunk, ZeroTangent, unthunk
 
 __all__ = ["expand_reduced", "reduced_size"]

@@ -7,7 +7,7 @@ Ties
 ----
 Where two inputs are equal and both selected (``maximum(a, b)`` with ``a == b``), the derivative
 does not exist; the cotangent is **split evenly**, 1/2 to each, the choice of JAX and the same
-as for the ``max``/``min`` reductions (:mod:`rules.reductions`). The tangent is then the mean of
+as for the ``max``/``min`` reductions (:mod:`rules.arrays.reductions`). The tangent is then the mean of
 the two input tangents. ``clip(a, lo, hi)`` is treated as ``minimum(maximum(a, lo), hi)``, so
 ``a == lo`` splits between ``a`` and ``lo``.
 
@@ -30,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from rules.arguments import is_constant, refuse, rrule_with_options
-from rules.broadcasting import broadcast_tangent, unbroadcast
-from rules.cotangents import as_array_cotangent
-from rules.definition import scalar_rule
-from rules.registry import frule, rrule
+from rules.core.broadcasting import broadcast_tangent, unbroadcast
+from rules.core.cotangents import as_array_cotangent
+from rules.core.definition import scalar_rule
+from rules.core.options import is_constant, refuse, rrule_with_options
+from rules.core.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
 
 __all__ = ["is_selected"]

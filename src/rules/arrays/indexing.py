@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from rules.arguments import refuse, rrule_with_options
-from rules.cotangents import as_array_cotangent
-from rules.linear import register_linear_frule
-from rules.registry import frule, rrule
+from rules.core.cotangents import as_array_cotangent
+from rules.core.linear_frules import register_linear_frule
+from rules.core.options import refuse, rrule_with_options
+from rules.core.registry import frule, rrule
 from tangents import InplaceableThunk, NoTangent, ProjectTo, Thunk, tangent_dtype
 
 __all__: list[str] = []

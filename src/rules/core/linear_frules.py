@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rules.cotangents import as_array_cotangent, is_user_tangent
-from rules.registry import frule
+from rules.core.cotangents import as_array_cotangent, is_user_tangent
+from rules.core.registry import frule
 from tangents import ProjectTo, unthunk
 
 __all__ = ["register_linear_frule"]
@@ -22,7 +22,7 @@ def register_linear_frule(
 ) -> None:
     """Register ``frule(f)``: ``ẏ = f(ẋ, *args, **kwargs)``, projected onto ``y``.
 
-    The tangent must be an ndarray or number (:func:`rules.cotangents.as_array_cotangent`); the
+    The tangent must be an ndarray or number (:func:`rules.core.cotangents.as_array_cotangent`); the
     other positional arguments are options and their tangents are ignored. For the calls where
     ``is_matrix_transpose(x, *args, **kwargs)`` holds, ``f`` swaps the last two axes only and a
     user's tangent type gets ``ẋ.mT`` (the tangent algebra) instead of a ``TypeError``.

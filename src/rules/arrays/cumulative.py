@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from rules.arguments import refuse, rrule_with_options
-from rules.cotangents import as_array_cotangent
-from rules.registry import frule
+from rules.core.cotangents import as_array_cotangent
+from rules.core.options import refuse, rrule_with_options
+from rules.core.registry import frule
 from tangents import NoTangent, ProjectTo
 
 __all__: list[str] = []

@@ -2,7 +2,7 @@
 
 numpy functions take options (``axis``, ``keepdims``, ``shape``, ``order``, ...) after their array
 arguments, positionally or by keyword. A rule keeps numpy's signature and returns cotangents for
-its leading array parameters; the registry fits them to each call (:mod:`rules.registry`).
+its leading array parameters; the registry fits them to each call (:mod:`rules.core.registry`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from rules.registry import rrule
+from rules.core.registry import rrule
 from tangents import tangent_dtype
 
 __all__ = [
@@ -32,7 +32,7 @@ def rrule_with_options(*fs: Any) -> Callable[[Rule], Rule]:
 
     The rule keeps numpy's signature, options included, and its pullback returns cotangents for
     its leading array parameters; the registry fits them to each call (positional options get
-    ``NoTangent()``, parameters passed by keyword are dropped; see :mod:`rules.registry`).
+    ``NoTangent()``, parameters passed by keyword are dropped; see :mod:`rules.core.registry`).
     """
 
     def decorator(rule: Rule) -> Rule:

@@ -5,7 +5,7 @@ import pytest
 
 import rules  # noqa: F401  (registers the rules)
 from rules import frule, rrule
-from rules.einsum import explicit_subscripts
+from rules.arrays.einsum import explicit_subscripts
 from rules.testing import check_frule, check_rrule
 from tangents import NoTangent, Thunk, ZeroTangent, unthunk
 

@@ -2,7 +2,7 @@ r"""Rules of shape functions: reshape, transpose, broadcast_to, tile, pad and th
 
 The functions: reshape, ravel, transpose, moveaxis, swapaxes, squeeze, expand_dims, broadcast_to,
 flip, roll, tile, repeat, pad. Each is linear in its array argument, so its pushforward is the function applied to the tangent
-(:func:`rules.linear.register_linear_frule`) and its pullback is the adjoint, written out here:
+(:func:`rules.core.linear_frules.register_linear_frule`) and its pullback is the adjoint, written out here:
 
 * reshape, ravel, squeeze, expand_dims: reshape the cotangent back (in the same index order);
 * transpose, moveaxis, swapaxes, flip, roll: the inverse permutation (``roll`` by ``-shift``);
@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from rules.arguments import normalize_axes, refuse, rrule_with_options
-from rules.broadcasting import unbroadcast
-from rules.cotangents import as_array_cotangent, is_user_tangent
-from rules.linear import register_linear_frule
-from rules.registry import frule
+from rules.core.broadcasting import unbroadcast
+from rules.core.cotangents import as_array_cotangent, is_user_tangent
+from rules.core.linear_frules import register_linear_frule
+from rules.core.options import normalize_axes, refuse, rrule_with_options
+from rules.core.registry import frule
 from tangents import NoTangent, ProjectTo, unthunk
 
 __all__: list[str] = []

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from rules.arguments import normalize_axes, refuse, rrule_with_options, zero_tangent_array
-from rules.cotangents import as_array_cotangent
-from rules.registry import frule, split_cotangent
+from rules.core.cotangents import as_array_cotangent
+from rules.core.options import normalize_axes, refuse, rrule_with_options, zero_tangent_array
+from rules.core.registry import frule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, unthunk
 
 __all__: list[str] = []

@@ -1,10 +1,10 @@
-"""rules.cotangents: which cotangents become arrays, and which are a user's own tangent type."""
+"""rules.core.cotangents: which cotangents become arrays, and which are a user's own tangent type."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rules.cotangents import as_array_cotangent, conj, is_user_tangent
+from rules.core.cotangents import as_array_cotangent, conj, is_user_tangent
 from tangents import (
     AbstractTangent,
     Diagonal,

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from rules.cotangents import as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
 
 __all__ = ["broadcast_tangent", "unbroadcast"]
 

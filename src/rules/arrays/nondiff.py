@@ -7,7 +7,7 @@ integers, shapes, or values that are piecewise constant in the inputs (``floor``
 
 ``sign`` is not listed here: it is piecewise constant for real input (and its rule then
 returns ``NoTangent()``), but numpy 2 defines it as ``z/|z|`` for complex input, which is
-differentiable; its rule is in :mod:`rules.elementwise_complex`.
+differentiable; its rule is in :mod:`rules.arrays.elementwise_complex`.
 
 References
 ----------
@@ -20,7 +20,7 @@ import operator
 
 import numpy as np
 
-from rules.definition import non_differentiable
+from rules.core.definition import non_differentiable
 
 __all__: list[str] = []
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from rules import frule, is_zero_cotangent, non_differentiable, rrule, split_cotangent
-from rules.registry import function_name
+from rules.core.registry import function_name
 from tangents import NoTangent, Tangent, Thunk, ZeroTangent
 
 
@@ -263,7 +263,7 @@ def test_trailing_cotangents_left_out_become_no_tangent(registered):
 def test_deferred_rule_modules_load_on_the_first_lookup_that_needs_them(monkeypatch):
     import sys
 
-    from rules import registry
+    from rules.core import registry
 
     loaded = []
     monkeypatch.setattr(registry, "_DEFERRED", {"json": "not.imported.yet"})
@@ -313,7 +313,7 @@ def test_zero_tangents_still_go_through_the_rules_checks():
 
 
 def test_unregister_forgets_the_rule_entirely(registered):
-    from rules import registry
+    from rules.core import registry
 
     def cube(x):
         return x**3

@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from rules.arguments import refuse
-from rules.cotangents import as_array_cotangent
-from rules.registry import frule, rrule
+from rules.core.cotangents import as_array_cotangent
+from rules.core.options import refuse
+from rules.core.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, Thunk, ZeroTangent, unthunk
 
 __all__: list[str] = []

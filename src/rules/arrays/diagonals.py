@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from rules.arguments import refuse, rrule_with_options
-from rules.broadcasting import unbroadcast
-from rules.cotangents import as_array_cotangent
-from rules.linear import register_linear_frule
+from rules.core.broadcasting import unbroadcast
+from rules.core.cotangents import as_array_cotangent
+from rules.core.linear_frules import register_linear_frule
+from rules.core.options import refuse, rrule_with_options
 from tangents import NoTangent, ProjectTo
 
 __all__: list[str] = []

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from rules import rrule
-from rules.arguments import (
+from rules.core.options import (
     is_constant,
     normalize_axes,
     refuse,

@@ -1,0 +1,29 @@
+"""Rules for numpy's array functions and ufuncs, one file per topic; importing registers them."""
+
+from rules.arrays import (
+    cumulative,
+    diagonals,
+    einsum,
+    elementwise,
+    elementwise_complex,
+    indexing,
+    joining,
+    nondiff,
+    reductions,
+    selection,
+    shape,
+)
+
+__all__ = [
+    "cumulative",
+    "diagonals",
+    "einsum",
+    "elementwise",
+    "elementwise_complex",
+    "indexing",
+    "joining",
+    "nondiff",
+    "reductions",
+    "selection",
+    "shape",
+]
