@@ -6,7 +6,7 @@ f, *args, **kwargs)`` returns ``(y, y_dot)`` or ``None``. Register your own rule
 """
 
 # Rule sets, one sub-package per library covered: importing one registers its rules.
-from rules import arrays, linalg  # noqa: F401  (imported for their registrations)
+from rules import arrays, fft, linalg  # noqa: F401  (imported for their registrations)
 from rules.core.definition import non_differentiable, scalar_rule
 from rules.core.registry import defer, frule, is_zero_cotangent, rrule, split_cotangent
 

@@ -366,6 +366,29 @@ REFUSAL_CASES = {
         case(_real(4, 2), _real(4, 3), at=(3, 4)),
     ],
 }
+# Issue 19 (rule coverage), numpy: np.fft
+REFUSAL_CASES.update(
+    {
+        np.fft.fft: [(_complex(4),)],
+        np.fft.ifft: [(_complex(4),)],
+        np.fft.fft2: [(_complex(2, 3),)],
+        np.fft.ifft2: [(_complex(2, 3),)],
+        np.fft.fftn: [(_complex(2, 3),)],
+        np.fft.ifftn: [(_complex(2, 3),)],
+        np.fft.rfft: [(_real(4),)],
+        np.fft.irfft: [(_complex(3),)],
+        np.fft.rfft2: [(_real(2, 4),)],
+        np.fft.irfft2: [(_complex(2, 3),)],
+        np.fft.rfftn: [(_real(2, 4),)],
+        np.fft.irfftn: [(_complex(2, 3),)],
+        np.fft.hfft: [(_complex(3),)],
+        np.fft.ihfft: [(_real(4),)],
+        np.fft.fftshift: [(_real(4),)],
+        np.fft.ifftshift: [(_real(4),)],
+        np.fft.fftfreq: [(4, np.array(0.3))],
+        np.fft.rfftfreq: [(4, np.array(0.3))],
+    }
+)
 NAMED_AS = {
     np.amax: "max",
     np.amin: "min",
