@@ -389,6 +389,32 @@ REFUSAL_CASES.update(
         np.fft.rfftfreq: [(4, np.array(0.3))],
     }
 )
+# Issue 19, numpy: more array functions
+REFUSAL_CASES.update(
+    {
+        np.nan_to_num: [(_real(3),)],
+        np.real_if_close: [(_complex(3),)],
+        np.select: [([_real(3) > 0], [_real(3)], _real(3))],
+        np.atleast_1d: [(_real(3),)],
+        np.atleast_2d: [(_real(3),)],
+        np.atleast_3d: [(_real(3),)],
+        np.fliplr: [(_real(2, 3),)],
+        np.flipud: [(_real(2, 3),)],
+        np.rot90: [(_real(2, 3),)],
+        np.rollaxis: [(_real(2, 3, 4), 2)],
+        np.copy: [(_real(3),)],
+        np.asarray: [(_real(3),)],
+        np.astype: [(_real(3), np.float32)],
+        np.hsplit: [case(_real(4), 2, at=(0, 2))],
+        np.vsplit: [case(_real(4, 2), 2, at=(1, 2))],
+        np.dsplit: [case(_real(1, 2, 4), 2, at=(0, 2))],
+        np.partition: [(_real(5), 2)],
+        np.bincount: [(np.array([0, 1, 1]), _real(3))],
+        np.diff: [(_real(4),)],
+        np.gradient: [(_real(5),)],
+        np.trapezoid: [(_real(4),)],
+    }
+)
 NAMED_AS = {
     np.amax: "max",
     np.amin: "min",
@@ -430,7 +456,7 @@ def _elementwise_cases():
             continue
         x = np.full((3, 2), 1.6 if f_ufunc is np.arccosh else 0.6)
         if _defined_by(rrule.lookup(f_ufunc)[0], "elementwise_rrule"):
-            cases[f] = (f_ufunc.__name__, (x,) * f_ufunc.nin)
+            cases[f] = (f_ufunc.__name__, (x,) * getattr(f_ufunc, "nin", 1))  # np.sinc: no ufunc
     return cases
 
 

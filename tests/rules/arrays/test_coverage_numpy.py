@@ -1,0 +1,253 @@
+"""Rules added for issue 19 (numpy): each against finite differences, in each dtype it supports."""
+
+import numpy as np
+import pytest
+
+import rules  # noqa: F401  (registers the rules)
+from rules import frule, rrule
+from rules.testing import check_frule, check_rrule
+from tangents import AbstractZero, NoTangent, NotImplementedTangent, Tangent
+
+REAL = [np.float64, np.float32]
+ALL = [np.float64, np.float32, np.complex128]
+
+
+def _id(v):
+    if isinstance(v, type):
+        return np.dtype(v).name
+    return getattr(v, "__name__", "")
+
+
+def _check(f, *args, **kwargs):
+    check_rrule(f, *args, **kwargs)
+    check_frule(f, *args, **kwargs)
+
+
+# --- elementwise ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+def test_sinc(make_array, dtype):
+    _check(np.sinc, make_array((3, 2), dtype))
+
+
+def test_sinc_at_zero_has_derivative_zero():
+    _, pullback = rrule(np.sinc, np.zeros(2))
+    np.testing.assert_array_equal(pullback(np.ones(2))[1], [0.0, 0.0])
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=_id)
+@pytest.mark.parametrize("f", [np.fabs, np.degrees, np.radians], ids=_id)
+def test_real_elementwise(make_array, f, dtype):
+    _check(f, make_array((3, 2), dtype))
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=_id)
+@pytest.mark.parametrize("f", [np.remainder, np.fmod], ids=_id)
+def test_remainders_broadcast(make_array, f, dtype):
+    a = make_array((3, 2), dtype) * 5
+    b = (np.array([1.3, -0.7]) + 0.01).astype(dtype)
+    _check(f, a, b)
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+def test_nan_to_num(make_array, dtype):
+    x = make_array((2, 3), dtype)
+    x[0, 0] = np.nan
+    x[1, 2] = np.inf
+    if np.dtype(dtype).kind == "c":
+        x[1, 0] = complex(1.0, np.nan)
+    _check(np.nan_to_num, x, constant=[], nan=0.5)
+    y, pullback = rrule(np.nan_to_num, x)
+    g = pullback(np.ones_like(y))[1]
+    np.testing.assert_array_equal(np.real(g), [[0, 1, 1], [1, 1, 0]])
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+def test_real_if_close_keeping_the_type(make_array, dtype):
+    _check(np.real_if_close, make_array((3,), dtype))
+
+
+def test_real_if_close_dropping_the_imaginary_part():
+    a = np.array([1.0 + 1e-16j, 2.0 - 1e-17j])
+    y, pullback = rrule(np.real_if_close, a)
+    assert y.dtype == np.float64
+    np.testing.assert_array_equal(pullback(np.array([3.0, 4.0]))[1], [3.0 + 0j, 4.0 + 0j])
+    _, y_dot = frule((NoTangent(), np.array([1 + 2j, 3 - 1j])), np.real_if_close, a)
+    np.testing.assert_array_equal(y_dot, [1.0, 3.0])
+
+
+# --- rearranging ---------------------------------------------------------------------------------
+
+REARRANGING = [
+    (np.atleast_1d, ()),
+    (np.atleast_1d, (3,)),
+    (np.atleast_2d, (3,)),
+    (np.atleast_2d, (2, 3)),
+    (np.atleast_3d, (3,)),
+    (np.atleast_3d, (2, 3)),
+    (np.fliplr, (2, 3)),
+    (np.fliplr, (2, 3, 2)),
+    (np.flipud, (3,)),
+    (np.flipud, (3, 2)),
+    (np.copy, (2, 3)),
+    (np.asarray, (2, 3)),
+]
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+@pytest.mark.parametrize(("f", "shape"), REARRANGING, ids=_id)
+def test_rearranging(make_array, f, shape, dtype):
+    _check(f, make_array(shape, dtype))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+@pytest.mark.parametrize("f", [np.atleast_1d, np.atleast_2d, np.atleast_3d], ids=_id)
+def test_atleast_of_several_arrays(make_array, f, dtype):
+    _check(f, make_array((), dtype), make_array((2,), dtype), make_array((2, 2), dtype))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+@pytest.mark.parametrize(("k", "axes"), [(1, (0, 1)), (2, (0, 1)), (-1, (1, 2)), (3, (2, 0))])
+def test_rot90(make_array, k, axes, dtype):
+    _check(np.rot90, make_array((2, 3, 4), dtype), k, axes)
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+@pytest.mark.parametrize(("axis", "start"), [(2, 0), (0, 3), (1, 1), (-1, 1)])
+def test_rollaxis(make_array, axis, start, dtype):
+    _check(np.rollaxis, make_array((2, 3, 4), dtype), axis, start)
+
+
+@pytest.mark.parametrize(("source", "target"), [(np.float32, np.float64), (np.float64, np.float32)])
+def test_astype_keeps_the_input_precision(make_array, source, target):
+    x = make_array((3,), source)
+    check_rrule(np.astype, x, target, rtol=1e-3 if np.float32 in (source, target) else None)
+    check_frule(np.astype, x, target, rtol=1e-3 if np.float32 in (source, target) else None)
+    assert rrule(np.astype, x, target)[1](np.ones(3, target))[1].dtype == source
+
+
+def test_astype_to_integers_has_no_derivative(make_array):
+    _, pullback = rrule(np.astype, make_array((3,)), np.int64)
+    assert isinstance(pullback(np.ones(3))[1], AbstractZero)
+
+
+# --- joining, selection, indexing -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+@pytest.mark.parametrize(
+    ("f", "shape", "sections"),
+    [
+        (np.hsplit, (2, 4), 2),
+        (np.hsplit, (6,), [1, 4]),
+        (np.vsplit, (4, 3), 2),
+        (np.dsplit, (2, 2, 4), [1]),
+    ],
+    ids=_id,
+)
+def test_splits(make_array, f, shape, sections, dtype):
+    _check(f, make_array(shape, dtype), sections)
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+def test_select(make_array, dtype, rng):
+    x = make_array((3, 4), dtype)
+    conditions = [rng.standard_normal((3, 4)) > 0, rng.standard_normal(4) > 0]
+    choices = [x, make_array((4,), dtype)]
+    _check(np.select, conditions, choices, make_array((3, 1), dtype))
+    _check(np.select, conditions, choices)
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=_id)
+@pytest.mark.parametrize(("kth", "axis"), [(2, -1), ([0, 3], -1), (1, 0), (4, None)])
+def test_partition(make_array, kth, axis, dtype):
+    _check(np.partition, make_array((3, 5), dtype), kth, axis)
+
+
+def test_partition_matches_argpartition(make_array):
+    x = make_array((4, 7))
+    for kth in (0, 3, [1, 5]):
+        np.testing.assert_array_equal(
+            np.partition(x, kth), np.take_along_axis(x, np.argpartition(x, kth), -1)
+        )
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=_id)
+def test_bincount_weights(make_array, dtype):
+    x = np.array([0, 2, 2, 5, 1])
+    _check(np.bincount, x, make_array((5,), dtype), constant=[0])
+    _check(np.bincount, x, make_array((5,), dtype), 8, constant=[0])
+    assert rrule(np.bincount, x)[1](np.ones(6)) == (NoTangent(), NoTangent())
+
+
+# --- differences ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+@pytest.mark.parametrize(("args", "kwargs"), [((), {}), ((2,), {}), ((1, 0), {}), ((3, -1), {})])
+def test_diff(make_array, args, kwargs, dtype):
+    _check(np.diff, make_array((4, 5), dtype), *args, **kwargs)
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+def test_diff_with_edges(make_array, dtype):
+    x = make_array((3, 4), dtype)
+    _check(np.diff, x, 1, -1, make_array((), dtype), make_array((3, 2), dtype))
+    _check(np.diff, x, 2, 0, make_array((1, 4), dtype))
+    _check(np.diff, x, 1, 0, prepend=0.5, append=x[:1])
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+@pytest.mark.parametrize(
+    ("shape", "args", "kwargs"),
+    [
+        ((7,), (), {}),
+        ((7,), (0.3,), {"edge_order": 2}),
+        ((4, 6), (), {}),
+        ((4, 6), (0.5, 2.0), {}),
+        ((4, 6), (0.7,), {"axis": 1, "edge_order": 2}),
+        ((3, 4, 5), (), {"axis": (0, 2)}),
+    ],
+)
+def test_gradient(make_array, shape, args, kwargs, dtype):
+    _check(np.gradient, make_array(shape, dtype), *args, **kwargs)
+
+
+def test_gradient_with_coordinates(make_array):
+    f, x = make_array((6,)), np.cumsum(np.linspace(0.5, 1.5, 6))
+    check_rrule(np.gradient, f, x, constant=[1])
+    _, pullback = rrule(np.gradient, f, x)
+    assert isinstance(pullback(np.ones(6))[2], NotImplementedTangent)
+    check_rrule(np.gradient, f, x, edge_order=2, constant=[1])
+
+
+def test_gradient_stencil_is_sparse_and_exact(make_array):
+    from rules.arrays.differences import _stencil
+
+    n = 12
+    for spacing, order in (((), 1), ((0.4,), 2), ((np.cumsum(np.arange(1.0, n + 1)),), 2)):
+        dense = np.gradient(np.eye(n), *spacing, axis=0, edge_order=order)
+        D = _stencil(n, spacing, order)
+        np.testing.assert_allclose(D.toarray(), dense, rtol=1e-14, atol=1e-14)
+        assert D.nnz <= 3 * n + 2
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+def test_trapezoid(make_array, dtype):
+    y = make_array((3, 5), dtype)
+    _check(np.trapezoid, y)
+    _check(np.trapezoid, y, None, 0.3)
+    _check(np.trapezoid, y, None, 0.3, 0)
+    _check(np.trapezoid, y, np.cumsum(np.abs(make_array((5,)))) + 0.1)
+    _check(np.trapezoid, y, np.cumsum(np.abs(make_array((3, 5))), axis=1))
+    _check(np.trapezoid, y, np.cumsum(np.abs(make_array((3,)))), axis=0)
+
+
+# --- the registry's view ----------------------------------------------------------------------------
+
+
+def test_split_frule_is_a_tuple_tangent(make_array):
+    x = make_array((2, 4))
+    _, y_dot = frule((NoTangent(), x, NoTangent()), np.hsplit, x, 2)
+    assert isinstance(y_dot, Tangent)
