@@ -10,11 +10,13 @@ from rules.arrays import (
     elementwise_misc,
     indexing,
     joining,
+    nan_reductions,
     nondiff,
     rearranging,
     reductions,
     selection,
     shape,
+    statistics,
 )
 
 __all__ = [
@@ -27,9 +29,11 @@ __all__ = [
     "elementwise_misc",
     "indexing",
     "joining",
+    "nan_reductions",
     "nondiff",
     "rearranging",
     "reductions",
     "selection",
     "shape",
+    "statistics",
 ]

@@ -251,3 +251,127 @@ def test_split_frule_is_a_tuple_tangent(make_array):
     x = make_array((2, 4))
     _, y_dot = frule((NoTangent(), x, NoTangent()), np.hsplit, x, 2)
     assert isinstance(y_dot, Tangent)
+
+
+# --- NaN-ignoring reductions and ptp ------------------------------------------------------------
+
+
+def _with_nans(make_array, shape, dtype):
+    x = make_array(shape, dtype)
+    x.reshape(-1)[[1, 4]] = np.nan
+    return x
+
+
+NAN_REDUCTIONS = [np.nansum, np.nanmean, np.nanprod, np.nanmax, np.nanmin, np.nanvar, np.nanstd]
+NAN_OPTIONS = [((), {}), ((0,), {}), ((), {"axis": 1, "keepdims": True}), ((), {"axis": (0, 1)})]
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+@pytest.mark.parametrize(("args", "kwargs"), NAN_OPTIONS)
+@pytest.mark.parametrize("f", NAN_REDUCTIONS, ids=_id)
+def test_nan_reductions(make_array, f, args, kwargs, dtype):
+    if f in (np.nanmax, np.nanmin) and np.dtype(dtype).kind == "c":
+        pytest.skip("nanmax/nanmin of complex numbers compare lexicographically: real only here")
+    x = _with_nans(make_array, (3, 4), dtype)
+    _check(f, x, *args, **kwargs)
+
+
+@pytest.mark.parametrize("f", [np.nanvar, np.nanstd], ids=_id)
+def test_nan_spread_with_ddof(make_array, f):
+    x = _with_nans(make_array, (3, 4), np.float64)
+    _check(f, x, 1, None, None, 1)
+    _check(f, x, axis=1, ddof=1)
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+@pytest.mark.parametrize("f", [np.nancumsum, np.nancumprod], ids=_id)
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_nan_scans(make_array, f, axis, dtype):
+    _check(f, _with_nans(make_array, (3, 4), dtype), axis)
+
+
+def test_nan_entries_get_zero(make_array):
+    x = _with_nans(make_array, (3, 4), np.float64)
+    for f in NAN_REDUCTIONS + [np.nancumsum, np.nancumprod]:
+        y, pullback = rrule(f, x)
+        g = pullback(np.ones_like(y))[1]
+        assert np.all(g.reshape(-1)[[1, 4]] == 0), f.__name__
+        assert np.all(np.isfinite(g)), f.__name__
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=_id)
+@pytest.mark.parametrize(
+    ("args", "kwargs"), [((), {}), ((0,), {}), ((), {"axis": 1, "keepdims": True})]
+)
+def test_ptp(make_array, args, kwargs, dtype):
+    _check(np.ptp, make_array((3, 4), dtype), *args, **kwargs)
+
+
+# --- quantiles, cov, corrcoef ---------------------------------------------------------------------
+
+QUANTILE_CALLS = [
+    ((0.3,), {}),
+    ((np.array([0.1, 0.45, 0.85]),), {"axis": 1}),
+    ((np.array(0.7),), {"axis": 0, "keepdims": True}),
+    ((0.3,), {"axis": (0, 2)}),
+]
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=_id)
+@pytest.mark.parametrize(("args", "kwargs"), QUANTILE_CALLS)
+@pytest.mark.parametrize(
+    "f", [np.quantile, np.percentile, np.nanquantile, np.nanpercentile], ids=_id
+)
+def test_quantiles(make_array, f, args, kwargs, dtype):
+    x = make_array((3, 4, 2), dtype)
+    if f in (np.nanquantile, np.nanpercentile):
+        x.reshape(-1)[[2, 9]] = np.nan
+    q = args[0]
+    if f in (np.percentile, np.nanpercentile):
+        q = np.asarray(q) * 100 if not isinstance(q, float) else q * 100
+    _check(f, x, q, **kwargs)
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=_id)
+@pytest.mark.parametrize("f", [np.median, np.nanmedian], ids=_id)
+@pytest.mark.parametrize(
+    ("args", "kwargs"), [((), {}), ((0,), {}), ((), {"axis": 1, "keepdims": True})]
+)
+def test_medians(make_array, f, args, kwargs, dtype):
+    x = make_array((4, 5), dtype)
+    if f is np.nanmedian:
+        x[1, 2] = x[3, 0] = np.nan
+    _check(f, x, *args, **kwargs)
+
+
+def test_quantile_list_q_is_constant(make_array):
+    x = make_array((4, 3))
+    check_rrule(np.quantile, x, [0.3, 0.6], constant=[1])
+    assert rrule(np.quantile, x, [0.3, 0.6])[1](np.ones(2))[2] == NoTangent()
+
+
+def test_quantile_other_methods_are_refused(make_array):
+    with pytest.raises(ValueError, match="method"):
+        rrule(np.quantile, make_array((4,)), 0.5, method="nearest")
+
+
+COV_CALLS = [
+    ((3, 5), None, {}),
+    ((5,), None, {}),
+    ((3, 5), (2, 5), {}),
+    ((5, 3), None, {"rowvar": False}),
+    ((3, 5), None, {"bias": True}),
+    ((3, 5), (5,), {"ddof": 2}),
+]
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+@pytest.mark.parametrize(("shape", "other", "kwargs"), COV_CALLS)
+@pytest.mark.parametrize("f", [np.cov, np.corrcoef], ids=_id)
+def test_cov_and_corrcoef(make_array, f, shape, other, kwargs, dtype):
+    if f is np.corrcoef and (len(shape) == 1 and other is None):
+        pytest.skip("the correlation of one variable with itself is the constant 1")
+    kwargs = {k: v for k, v in kwargs.items() if f is np.cov or k == "rowvar"}
+    m = make_array(shape, dtype)
+    args = (m,) if other is None else (m, make_array(other, dtype))
+    _check(f, *args, **kwargs)
