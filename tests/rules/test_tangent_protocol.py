@@ -431,6 +431,25 @@ REFUSAL_CASES.update(
         np.nanmedian: [(_real(5),)],
         np.cov: [(_real(2, 4),)],
         np.corrcoef: [(_real(2, 4),)],
+        np.convolve: [(_real(4), _real(2))],
+        np.correlate: [(_real(4), _real(2))],
+        np.interp: [(np.array([0.5, 1.5]), np.arange(3.0), _real(3))],
+        np.polyval: [(_real(3), _real(2))],
+        np.linspace: [(np.array(0.0), np.array(1.0), 3)],
+        np.full: [((2,), np.array(0.5))],
+        np.tensordot: [(_real(2, 3), _real(3, 2), 1)],
+        np.linalg.tensordot: [case(_real(2, 3), _real(3, 2), axes=1)],
+        np.cross: [(_real(3), _real(3))],
+        np.linalg.cross: [(_real(3), _real(3))],
+        np.vecdot: [(_real(3), _real(3))],
+        np.linalg.vecdot: [(_real(3), _real(3))],
+    }
+)
+GENERIC_CASES.update(
+    {
+        np.linalg.outer: [(_real(3), _real(2)), (_complex(2), _complex(3))],
+        np.matrix_transpose: [(_real(3, 2),), (_complex(2, 3, 2),)],
+        np.linalg.matrix_transpose: [(_real(3, 2),)],
     }
 )
 NAMED_AS = {

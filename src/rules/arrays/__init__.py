@@ -1,6 +1,8 @@
 """Rules for numpy's array functions and ufuncs, one file per topic; importing registers them."""
 
 from rules.arrays import (
+    convolution,
+    creation,
     cumulative,
     diagonals,
     differences,
@@ -9,6 +11,7 @@ from rules.arrays import (
     elementwise_complex,
     elementwise_misc,
     indexing,
+    interpolation,
     joining,
     nan_reductions,
     nondiff,
@@ -20,6 +23,8 @@ from rules.arrays import (
 )
 
 __all__ = [
+    "convolution",
+    "creation",
     "cumulative",
     "diagonals",
     "differences",
@@ -28,6 +33,7 @@ __all__ = [
     "elementwise_complex",
     "elementwise_misc",
     "indexing",
+    "interpolation",
     "joining",
     "nan_reductions",
     "nondiff",

@@ -19,6 +19,7 @@ from rules.linalg import (
     svd,
     sylvester,
     triangular,
+    vector_products,
 )
 
 __all__ = [
@@ -40,4 +41,5 @@ __all__ = [
     "svd",
     "sylvester",
     "triangular",
+    "vector_products",
 ]

@@ -375,3 +375,53 @@ def test_cov_and_corrcoef(make_array, f, shape, other, kwargs, dtype):
     m = make_array(shape, dtype)
     args = (m,) if other is None else (m, make_array(other, dtype))
     _check(f, *args, **kwargs)
+
+
+# --- convolution, interpolation, creation ---------------------------------------------------------
+
+LENGTHS = [(5, 3), (6, 4), (3, 5), (4, 6), (1, 3), (4, 1), (2, 2)]
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("f", [np.convolve, np.correlate], ids=_id)
+def test_convolutions(make_array, f, mode, dtype):
+    for m, n in LENGTHS:
+        _check(f, make_array((m,), dtype), make_array((n,), dtype), mode)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128], ids=_id)
+def test_interp(make_array, rng, dtype):
+    xp = np.cumsum(rng.uniform(0.5, 1.5, 6))
+    fp = make_array((6,), dtype)
+    x = rng.uniform(xp[0] - 1, xp[-1] + 1, (3, 4))
+    x = x[np.abs(x[..., None] - xp).min(axis=-1) > 1e-2].reshape(-1)  # away from the knots
+    x_arg = x.astype(np.float32) if dtype == np.float32 else x
+    _check(np.interp, x_arg, xp, fp)
+    _check(np.interp, x_arg, xp, fp, left=-2.0, right=3.0)
+    _check(np.interp, 0.5 * (xp[1] + xp[2]), xp, fp)
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+def test_polyval(make_array, dtype):
+    p = make_array((4,), dtype)
+    _check(np.polyval, p, make_array((3, 2), dtype))
+    _check(np.polyval, p, make_array((), dtype))
+    _check(np.polyval, make_array((1,), dtype), make_array((3,), dtype))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+def test_linspace(make_array, dtype):
+    start, stop = make_array((), dtype), make_array((), dtype)
+    _check(np.linspace, start, stop, 5)
+    _check(np.linspace, start, stop, 4, False)
+    _check(np.linspace, make_array((2,), dtype), make_array((3, 1), dtype), 4, True, False, None, 1)
+    _check(np.linspace, start, stop, 5, True, True)
+    _check(np.linspace, start, 2.0, 3, axis=0)
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=_id)
+def test_full(make_array, dtype):
+    _check(np.full, (2, 3), make_array((), dtype))
+    _check(np.full, (2, 3), make_array((3,), dtype))
+    _check(np.full, (4, 2, 3), make_array((2, 1), dtype), dtype)
