@@ -152,9 +152,6 @@ SCIPY_LINALG = [
 LIBRARIES = {"numpy": NUMPY, "numpy.linalg": NUMPY_LINALG, "scipy.linalg": SCIPY_LINALG}
 
 NOT_YET = {
-    "np.linalg.tensorsolve",
-    "np.linalg.tensorinv",
-    "np.linalg.cond",
     "scipy.linalg.det",
     "scipy.linalg.pinv",
     "scipy.linalg.eig",

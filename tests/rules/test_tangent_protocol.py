@@ -443,6 +443,9 @@ REFUSAL_CASES.update(
         np.linalg.cross: [(_real(3), _real(3))],
         np.vecdot: [(_real(3), _real(3))],
         np.linalg.vecdot: [(_real(3), _real(3))],
+        np.linalg.tensorsolve: [(_square(4).reshape(2, 2, 4), _real(2, 2))],
+        np.linalg.tensorinv: [(_square(4).reshape(4, 2, 2), 1)],
+        np.linalg.cond: [(_square(3),), (_square(3), 1)],
     }
 )
 GENERIC_CASES.update(

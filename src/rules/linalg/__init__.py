@@ -18,6 +18,7 @@ from rules.linalg import (
     solve,
     svd,
     sylvester,
+    tensor_inverses,
     triangular,
     vector_products,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "solve",
     "svd",
     "sylvester",
+    "tensor_inverses",
     "triangular",
     "vector_products",
 ]
