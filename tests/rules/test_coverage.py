@@ -152,12 +152,6 @@ SCIPY_LINALG = [
 LIBRARIES = {"numpy": NUMPY, "numpy.linalg": NUMPY_LINALG, "scipy.linalg": SCIPY_LINALG}
 
 NOT_YET = {
-    "scipy.linalg.det",
-    "scipy.linalg.pinv",
-    "scipy.linalg.eig",
-    "scipy.linalg.eigvals",
-    "scipy.linalg.lstsq",
-    "scipy.linalg.norm",
     "scipy.linalg.block_diag",
     "scipy.linalg.toeplitz",
     "scipy.linalg.circulant",

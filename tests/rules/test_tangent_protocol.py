@@ -453,6 +453,20 @@ GENERIC_CASES.update(
         np.linalg.outer: [(_real(3), _real(2)), (_complex(2), _complex(3))],
         np.matrix_transpose: [(_real(3, 2),), (_complex(2, 3, 2),)],
         np.linalg.matrix_transpose: [(_real(3, 2),)],
+        sla.pinv: [(_real(3, 2),), (_square(3),), (_complex(2, 3),)],
+        sla.lstsq: [
+            case(_real(4, 2), _real(4, 3), at=(0, 4)),
+            case(_complex(2, 4), _complex(2, 3), at=(0, 4)),
+        ],
+    }
+)
+REFUSAL_CASES.update(
+    {
+        sla.det: [(_square(3),)],
+        sla.eig: [case(_square(3), at=(1, 2))],
+        sla.eigvals: [(_square(3),)],
+        sla.norm: [(_real(3, 3),)],
+        sla.lstsq: [case(_real(4, 2), _real(4), at=(0, 4))],
     }
 )
 NAMED_AS = {
