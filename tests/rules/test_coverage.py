@@ -152,14 +152,8 @@ SCIPY_LINALG = [
 LIBRARIES = {"numpy": NUMPY, "numpy.linalg": NUMPY_LINALG, "scipy.linalg": SCIPY_LINALG}
 
 NOT_YET = {
-    "scipy.linalg.block_diag",
-    "scipy.linalg.toeplitz",
-    "scipy.linalg.circulant",
     "scipy.linalg.solve_banded",
     "scipy.linalg.expm_frechet",
-    "scipy.linalg.solve_continuous_lyapunov",
-    "scipy.linalg.solve_discrete_lyapunov",
-    "scipy.linalg.solve_continuous_are",
     "scipy.linalg.schur",
     "scipy.linalg.polar",
     "scipy.linalg.rq",

@@ -467,6 +467,12 @@ REFUSAL_CASES.update(
         sla.eigvals: [(_square(3),)],
         sla.norm: [(_real(3, 3),)],
         sla.lstsq: [case(_real(4, 2), _real(4), at=(0, 4))],
+        sla.block_diag: [(_real(2, 2), _real(1, 2))],
+        sla.toeplitz: [(_real(3), _real(3))],
+        sla.circulant: [(_real(3),)],
+        sla.solve_continuous_lyapunov: [(_square(3) - 2 * np.eye(3), _real(3, 3))],
+        sla.solve_discrete_lyapunov: [(0.3 * _square(3), _real(3, 3))],
+        sla.solve_continuous_are: [(_square(2), _real(2, 1), _spd(2), _spd(1))],
     }
 )
 NAMED_AS = {
