@@ -1,6 +1,7 @@
 """Rules for numpy and scipy linear algebra, one file per topic; importing registers them."""
 
 from rules.linalg import (
+    banded,
     chains,
     cholesky,
     determinant,
@@ -26,6 +27,7 @@ from rules.linalg import (
 )
 
 __all__ = [
+    "banded",
     "chains",
     "cholesky",
     "determinant",
