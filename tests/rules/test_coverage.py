@@ -153,8 +153,6 @@ LIBRARIES = {"numpy": NUMPY, "numpy.linalg": NUMPY_LINALG, "scipy.linalg": SCIPY
 
 NOT_YET = {
     "scipy.linalg.schur",
-    "scipy.linalg.polar",
-    "scipy.linalg.rq",
     "scipy.linalg.hessenberg",
     "scipy.linalg.ldl",
 }
