@@ -152,7 +152,6 @@ SCIPY_LINALG = [
 LIBRARIES = {"numpy": NUMPY, "numpy.linalg": NUMPY_LINALG, "scipy.linalg": SCIPY_LINALG}
 
 NOT_YET = {
-    "scipy.linalg.schur",
     "scipy.linalg.hessenberg",
     "scipy.linalg.ldl",
 }

@@ -478,6 +478,7 @@ REFUSAL_CASES.update(
         sla.fractional_matrix_power: [(_spd(2), 0.5)],
         sla.polar: [case(_square(3), at=(0, 2))],
         sla.rq: [case(_square(3) + 2 * np.eye(3), at=(1, 2))],
+        sla.schur: [case(_spd(3), at=(0, 2))],
     }
 )
 NAMED_AS = {
