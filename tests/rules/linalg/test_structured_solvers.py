@@ -102,10 +102,10 @@ def test_solve_banded_matches_the_dense_solve(randn):
     np.testing.assert_allclose(_band_matmul(u, l, _band_adjoint(l, u, ab), x), A.conj().T @ x)
 
 
-@pytest.mark.parametrize("compute_expm", [True, False])
-def test_expm_frechet(randn, dtype, compute_expm):
-    A, E = (randn(dtype, 3, 3) / 2).astype(dtype), randn(dtype, 3, 3)
-    _check(sla.expm_frechet, A, E, compute_expm=compute_expm)
+def test_expm_frechet(randn, dtype):
+    A, E = (randn(dtype, 2, 2) / 2).astype(dtype), randn(dtype, 2, 2)
+    _check(sla.expm_frechet, A, E)
+    check_rrule(sla.expm_frechet, A, E, compute_expm=False)
 
 
 @pytest.mark.slow
