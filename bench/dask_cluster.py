@@ -27,7 +27,7 @@ import time
 from bench.environment import limit_threads, set_thread_variables
 
 
-def _spd_block(block_info=None, *, n: int, seed: int):  # noqa: ANN001, ANN202
+def _spd_block(block_info=None, *, n: int, seed: int):
     import numpy as np
 
     location = block_info[None]["chunk-location"][0]
@@ -41,13 +41,29 @@ def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _best(repeat: int, run) -> float:  # noqa: ANN001
+def _best(repeat: int, run) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def _in_memory_time(count: int, n: int, repeat: int) -> float:
+    """The best time of ``rrule(np.linalg.cholesky, A)`` plus its pullback on ``count`` matrices."""
+    import numpy as np
+
+    from rules import rrule
+
+    A = _spd_block({None: {"chunk-location": (0,), "chunk-shape": (count,)}}, n=n, seed=1)
+
+    def run() -> None:
+        L, pullback = rrule(np.linalg.cholesky, A)
+        pullback(np.ones_like(L))
+
+    run()  # compile or load the kernels first
+    return _best(repeat, run)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -71,19 +87,8 @@ def main(argv: list[str] | None = None) -> None:
 
     limit_threads(1)
     n, total, chunk = 4, int(args.matrices), args.chunk
-    A_mem = _spd_block(
-        {None: {"chunk-location": (0,), "chunk-shape": (args.in_memory,)}}, n=n, seed=1
-    )
-    L, pullback = rrule(np.linalg.cholesky, A_mem)  # compile or load the kernels first
-    pullback(np.ones_like(L))
-
-    def in_memory() -> None:
-        L, pullback = rrule(np.linalg.cholesky, A_mem)
-        pullback(np.ones_like(L))
-
-    t_mem = _best(args.repeat, in_memory)
+    t_mem = _in_memory_time(args.in_memory, n, args.repeat)
     rate_mem = args.in_memory / t_mem
-    del A_mem
 
     chunks = ((chunk,) * (total // chunk) + ((total % chunk,) if total % chunk else ()), (n,), (n,))
     cluster = distributed.LocalCluster(
@@ -92,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     with cluster, distributed.Client(cluster) as client:
         client.run(set_thread_variables, 1)
 
-        def graph(with_rule: bool):  # noqa: ANN202
+        def graph(with_rule: bool):
             A = da.map_blocks(_spd_block, n=n, seed=2, chunks=chunks, dtype=np.float64)
             if not with_rule:
                 return (A.sum(),)
