@@ -8,10 +8,19 @@ f, *args, **kwargs)`` returns ``(y, y_dot)`` or ``None``. Register your own rule
 # Rule sets, one sub-package per library covered: importing one registers its rules.
 from rules import arrays, linalg  # noqa: F401  (imported for their registrations)
 from rules.core.definition import non_differentiable, scalar_rule
-from rules.core.registry import defer, frule, is_zero_cotangent, rrule, split_cotangent
+from rules.core.registry import (
+    defer,
+    frule,
+    is_zero_cotangent,
+    lift_foreign,
+    rrule,
+    split_cotangent,
+)
 
 # scipy.special is slow to import: its rules load when a lookup first needs them.
 defer("rules.special", "scipy.special")
+# dask arrays: the rules that act matrix by matrix run chunk by chunk (rules.dask, on first use).
+lift_foreign("dask.array", "Array", "rules.dask")
 
 __all__ = [
     "frule",

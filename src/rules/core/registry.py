@@ -58,6 +58,7 @@ __all__ = [
     "frule",
     "function_name",
     "is_zero_cotangent",
+    "lift_foreign",
     "rrule",
     "split_cotangent",
 ]
@@ -77,6 +78,32 @@ def defer(rule_module: str, trigger: str) -> None:
     trigger is in ``sys.modules`` and looks again.
     """
     _DEFERRED[rule_module] = trigger
+
+
+_FOREIGN: dict[str, tuple[str, str]] = {}
+
+
+def lift_foreign(trigger: str, array_type: str, module: str) -> None:
+    """Hand calls with an argument of another library's array type to the module ``module``.
+
+    Once the module ``trigger`` is imported, a call of ``rrule`` or ``frule`` one of whose
+    positional arguments is an instance of ``trigger.array_type`` (``dask.array.Array``) goes
+    to ``module.lifted_rrule(f, args, kwargs)`` or ``module.lifted_frule(tangents, f, args,
+    kwargs)`` instead of the rule itself, which only takes in-memory arrays. The module is
+    imported on first use, so ``import rules`` imports neither it nor the other library.
+    """
+    _FOREIGN[trigger] = (array_type, module)
+
+
+def _foreign(args: tuple[Any, ...]) -> Any:
+    """The lifting module for ``args``, when one is another library's array; else ``None``."""
+    for trigger, (array_type, module) in _FOREIGN.items():
+        library = sys.modules.get(trigger)
+        if library is not None:
+            cls = getattr(library, array_type)
+            if any(isinstance(a, cls) for a in args):
+                return importlib.import_module(module)
+    return None
 
 
 def _load_deferred() -> bool:
@@ -299,7 +326,13 @@ class _ReverseRules(RuleTable):
         if found is None:
             return None
         rule, takes_callable = found
-        result = rule(f, *args, **kwargs) if takes_callable else rule(*args, **kwargs)
+        lifted = _foreign(args) if _FOREIGN else None
+        if lifted is not None:
+            result = lifted.lifted_rrule(f, args, kwargs)
+        elif takes_callable:
+            result = rule(f, *args, **kwargs)
+        else:
+            result = rule(*args, **kwargs)
         if result is None:
             return None
         y, pullback = result
@@ -345,6 +378,9 @@ class _ForwardRules(RuleTable):
             reverse = rrule(f, *args, **kwargs) if f in rrule else None
             return (f(*args, **kwargs) if reverse is None else reverse[0]), ZeroTangent()
         rule, takes_callable = found
+        lifted = _foreign(args) if _FOREIGN else None
+        if lifted is not None:
+            return lifted.lifted_frule(tangents, f, args, kwargs)
         if takes_callable:
             return rule(tangents, f, *args, **kwargs)
         return rule(tangents, *args, **kwargs)
