@@ -407,7 +407,8 @@ def _elementwise_cases():
             continue
         x = np.full((3, 2), 1.6 if f_ufunc is np.arccosh else 0.6)
         if _defined_by(rrule.lookup(f_ufunc)[0], "elementwise_rrule"):
-            cases[f] = (f_ufunc.__name__, (x,) * f_ufunc.nin)
+            at = (0, f_ufunc.nout) if f_ufunc.nout > 1 else None  # np.modf, np.frexp
+            cases[f] = (f_ufunc.__name__, Case((x,) * f_ufunc.nin, {}, at))
     return cases
 
 
@@ -418,8 +419,8 @@ def _refusal_cases():
     for f, cases in REFUSAL_CASES.items():
         for c in cases:
             yield f, NAMED_AS.get(f, f.__name__), _as_case(c)
-    for f, (name, args) in ELEMENTWISE_CASES.items():
-        yield f, name, Case(args, {})
+    for f, (name, c) in ELEMENTWISE_CASES.items():
+        yield f, name, c
 
 
 def _ids(v):
