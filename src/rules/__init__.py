@@ -3,20 +3,26 @@
 ``rrule(f, *args, **kwargs)`` returns ``(y, pullback)`` or ``None``; ``frule((f_dot, *arg_dots),
 f, *args, **kwargs)`` returns ``(y, y_dot)`` or ``None``. Register your own rules with
 ``@rrule.register(f)`` / ``@frule.register(f)``; check them with :mod:`rules.testing`.
+``require_rrule``/``require_frule`` take the same arguments and raise ``MissingRuleError``
+naming the function instead of returning ``None``.
 """
 
 # Rule sets, one sub-package per library covered: importing one registers its rules.
 from rules import arrays, linalg  # noqa: F401  (imported for their registrations)
 from rules.core.definition import non_differentiable, scalar_rule
 from rules.core.registry import defer, frule, is_zero_cotangent, rrule, split_cotangent
+from rules.core.require import MissingRuleError, require_frule, require_rrule
 
 # scipy.special is slow to import: its rules load when a lookup first needs them.
 defer("rules.special", "scipy.special")
 
 __all__ = [
+    "MissingRuleError",
     "frule",
     "is_zero_cotangent",
     "non_differentiable",
+    "require_frule",
+    "require_rrule",
     "rrule",
     "scalar_rule",
     "split_cotangent",
