@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
+import scipy.linalg as sla
 
-from rules import MissingRuleError, require_frule, require_rrule, rrule
-from tangents import NoTangent
+from rules import MissingRuleError, frule, require_frule, require_rrule, rrule, split_cotangent
+from tangents import NoTangent, ZeroTangent
 
 
 def no_rule_here(x):
@@ -43,3 +44,43 @@ def test_a_rule_that_declines_is_named_as_declining():
             require_rrule(picky, 1.0)
     finally:
         rrule.unregister(picky)
+
+
+# --- None is a zero everywhere -------------------------------------------------------------------
+
+
+def test_none_components_of_a_multi_output_cotangent_are_zeros(rng):
+    A = rng.standard_normal((3, 3))
+    A = A + A.T
+    _, pullback = rrule(np.linalg.eigh, A)
+    V_bar = rng.standard_normal((3, 3))
+    with_none = pullback((None, V_bar))[1]
+    np.testing.assert_array_equal(with_none, pullback((ZeroTangent(), V_bar))[1])
+    w_bar = rng.standard_normal(3)
+    np.testing.assert_array_equal(pullback([w_bar, None])[1], pullback((w_bar, ZeroTangent()))[1])
+    _, pullback = rrule(np.linalg.slogdet, A)
+    np.testing.assert_array_equal(pullback((None, 1.0))[1], pullback((ZeroTangent(), 1.0))[1])
+    assert split_cotangent((None, 1.0), 2) == (ZeroTangent(), 1.0)
+
+
+def test_a_whole_none_cotangent_and_none_tangents_are_zeros(rng):
+    x = rng.standard_normal(3)
+    _, pullback = rrule(np.sin, x)
+    assert pullback(None) == (NoTangent(), ZeroTangent())
+    _, y_dot = frule((None, None), np.sin, x)
+    assert y_dot is ZeroTangent()
+    _, y_dot = frule((None, np.ones(3)), np.sin, x)
+    np.testing.assert_allclose(y_dot, np.cos(x))
+    _, y_dot = frule((None, np.ones(3), None), np.multiply, x, x)
+    np.testing.assert_allclose(y_dot, x)
+
+
+def test_a_tuple_argument_gets_a_structural_tangent(rng):
+    # cho_solve((c, lower), b): the cotangent of the tuple is Tangent(tuple, c_bar, NoTangent())
+    a = rng.standard_normal((3, 3))
+    factor = sla.cho_factor(a @ a.T + 3 * np.eye(3))
+    _, pullback = rrule(sla.cho_solve, factor, rng.standard_normal(3))
+    _, factor_bar, _ = pullback(np.ones(3))
+    assert factor_bar.primal_type is tuple
+    assert factor_bar[0].shape == (3, 3)
+    assert factor_bar[1] is NoTangent()
