@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from rules.core.cotangents import check_shape
+from rules.core.cotangents import check_shape, missing_operation
 from tangents import (
     AbstractThunk,
     AbstractZero,
@@ -325,7 +325,13 @@ class _ReverseRules(RuleTable):
         shape = _output_shape(y)
 
         def run(y_bar: Any) -> tuple[Any, ...]:
-            return _fit_to_call(pullback(y_bar), n_args, positional)
+            try:
+                return _fit_to_call(pullback(y_bar), n_args, positional)
+            except AttributeError as error:  # a user's tangent type lacking a protocol operation
+                named = missing_operation(error, f"{function_name(f)}'s pullback")
+                if named is None:
+                    raise
+                raise named from error
 
         def pullback_skipping_zeros(y_bar: Any) -> tuple[Any, ...]:
             if type(y_bar) is np.ndarray and y_bar.shape == shape:  # the hot case, checks done
@@ -368,9 +374,15 @@ class _ForwardRules(RuleTable):
             reverse = rrule(f, *args, **kwargs) if f in rrule else None
             return (f(*args, **kwargs) if reverse is None else reverse[0]), ZeroTangent()
         rule, takes_callable = found
-        if takes_callable:
-            return rule(tangents, f, *args, **kwargs)
-        return rule(tangents, *args, **kwargs)
+        try:
+            if takes_callable:
+                return rule(tangents, f, *args, **kwargs)
+            return rule(tangents, *args, **kwargs)
+        except AttributeError as error:  # a user's tangent type lacking a protocol operation
+            named = missing_operation(error, f"{function_name(f)}'s frule")
+            if named is None:
+                raise
+            raise named from error
 
 
 rrule = _ReverseRules("rrule")

@@ -5,7 +5,7 @@ import pytest
 import scipy.linalg as sla
 
 from rules import MissingRuleError, frule, require_frule, require_rrule, rrule, split_cotangent
-from tangents import NoTangent, ZeroTangent
+from tangents import AbstractTangent, NoTangent, ZeroTangent
 
 
 def no_rule_here(x):
@@ -84,3 +84,49 @@ def test_a_tuple_argument_gets_a_structural_tangent(rng):
     assert factor_bar.primal_type is tuple
     assert factor_bar[0].shape == (3, 3)
     assert factor_bar[1] is NoTangent()
+
+
+# --- a user's tangent type lacking a protocol operation -----------------------------------------
+
+
+class NoTranspose(AbstractTangent):
+    """``@`` and ``shape`` but no ``mT``: not enough for np.inner's generic path."""
+
+    def __init__(self, data):
+        self.data = data
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+    def __matmul__(self, M):
+        return NoTranspose(self.data @ M)
+
+    def __rmatmul__(self, M):
+        return NoTranspose(M @ self.data)
+
+
+def test_a_missing_protocol_operation_names_the_rule_and_the_operation(rng):
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    _, pullback = rrule(np.inner, a, b)
+    with pytest.raises(TypeError, match=r"np.inner's pullback .*`t.mT`.*NoTranspose.*`mT`"):
+        pullback(NoTranspose(np.ones((2, 2))))
+    tangents = (NoTangent(), NoTranspose(np.ones((2, 3))), NoTranspose(np.ones((2, 3))))
+    with pytest.raises(TypeError, match=r"np.inner's frule .*`t.mT`"):
+        frule(tangents, np.inner, a, b)
+
+
+def test_other_attribute_errors_are_not_renamed():
+    def broken(x):
+        return x
+
+    def broken_rrule(x):
+        return x, lambda y_bar: (NoTangent(), y_bar.no_such_thing)
+
+    rrule.register(broken)(broken_rrule)
+    try:
+        _, pullback = rrule(broken, np.ones(2))
+        with pytest.raises(AttributeError, match="no_such_thing"):
+            pullback(np.ones(2))
+    finally:
+        rrule.unregister(broken)
