@@ -395,6 +395,14 @@ def _defined_by(rule, name):
     return rule.__code__.co_name == name
 
 
+SPECIAL_ARGUMENTS = {
+    scipy.special.polygamma: (1, _real(3, 2) ** 2 + 0.5),
+    scipy.special.multigammaln: (_real(3, 2) ** 2 + 2.0, 2),
+    scipy.special.zeta: (_real(3, 2) ** 2 + 2.0, _real(3, 2) ** 2 + 0.5),
+    scipy.special.expn: (1, _real(3, 2) ** 2 + 0.5),  # a float order: scipy warns
+}
+
+
 def _elementwise_cases():
     """A case for each rule made by ``scalar_rule`` (and the operators routed to one)."""
     cases = {}
@@ -406,7 +414,9 @@ def _elementwise_cases():
         else:
             continue
         x = np.full((3, 2), 1.6 if f_ufunc is np.arccosh else 0.6)
-        if _defined_by(rrule.lookup(f_ufunc)[0], "elementwise_rrule"):
+        if f in SPECIAL_ARGUMENTS:  # not ufuncs, or integer arguments
+            cases[f] = (f.__name__, Case(SPECIAL_ARGUMENTS[f], {}))
+        elif _defined_by(rrule.lookup(f_ufunc)[0], "elementwise_rrule"):
             at = (0, f_ufunc.nout) if f_ufunc.nout > 1 else None  # np.modf, np.frexp
             cases[f] = (f_ufunc.__name__, Case((x,) * f_ufunc.nin, {}, at))
     return cases
