@@ -89,8 +89,10 @@ def _load_deferred() -> bool:
     """Import the deferred rule modules whose trigger has been imported; whether any was."""
     ready = [module for module, trigger in _DEFERRED.items() if trigger in sys.modules]
     for module in ready:
-        del _DEFERRED[module]
-        importlib.import_module(module)
+        # A deferred module registering rules loads the other ready ones itself (register
+        # calls this function): each is imported once, by whichever call pops it first.
+        if _DEFERRED.pop(module, None) is not None:
+            importlib.import_module(module)
     return bool(ready)
 
 

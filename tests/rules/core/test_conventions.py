@@ -130,3 +130,28 @@ def test_other_attribute_errors_are_not_renamed():
             pullback(np.ones(2))
     finally:
         rrule.unregister(broken)
+
+
+# --- deferred rule modules ------------------------------------------------------------------------
+
+
+def test_deferred_modules_that_load_each_other_are_imported_once(monkeypatch):
+    import sys
+
+    from rules.core import registry
+
+    loaded = []
+
+    def import_module(name):
+        loaded.append(name)
+        if name == "first.rules":  # registering a rule loads the other ready modules
+            registry._load_deferred()
+
+    monkeypatch.setattr(
+        registry, "_DEFERRED", {"first.rules": "trigger", "second.rules": "trigger"}
+    )
+    monkeypatch.setattr(registry.importlib, "import_module", import_module)
+    monkeypatch.setitem(sys.modules, "trigger", object())
+    assert rrule(no_rule_here, 1.0) is None
+    assert loaded == ["first.rules", "second.rules"]
+    assert registry._DEFERRED == {}
