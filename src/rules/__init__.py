@@ -13,8 +13,10 @@ from rules.core.definition import non_differentiable, scalar_rule
 from rules.core.registry import defer, frule, is_zero_cotangent, rrule, split_cotangent
 from rules.core.require import MissingRuleError, require_frule, require_rrule
 
-# scipy.special is slow to import: its rules load when a lookup first needs them.
+# scipy.special, .stats, .signal and .sparse.linalg are slow to import: their rules load when a
+# lookup first needs them (scipy.sparse itself is imported by the machinery already).
 defer("rules.special", "scipy.special")
+defer("rules.stats", "scipy.stats")
 
 __all__ = [
     "MissingRuleError",

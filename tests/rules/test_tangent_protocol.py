@@ -21,9 +21,11 @@ import pytest
 import scipy
 import scipy.linalg as sla
 import scipy.special
+import scipy.stats
 
 import rules
 import rules.special  # deferred until scipy.special is in use: registered here for the census
+import rules.stats  # deferred the same way
 from rules import frule, rrule
 from rules.linalg.matfun import MatrixFunction
 from rules.testing import RecordingTangent
@@ -355,6 +357,8 @@ REFUSAL_CASES = {
     scipy.special.logsumexp: [(_real(3, 2),)],
     scipy.special.softmax: [(_real(3, 2),)],
     scipy.special.log_softmax: [(_real(3, 2),)],
+    scipy.stats.multivariate_normal.logpdf: [(_real(4, 3), _real(3), _spd(3))],
+    scipy.stats.multivariate_normal.pdf: [(_real(3), _real(3), _spd(3))],
     sla.inv: [case(np.triu(_square(3)), assume_a="upper triangular")],
     np.linalg.solve: [(_square(3), _real(3)), (np.stack([_square(3)] * 2), _real(2, 3, 2))],
     sla.solve: [case(_square(3), _real(3, 2), assume_a="diagonal"), (_square(3), _real(3))],
@@ -400,6 +404,15 @@ SPECIAL_ARGUMENTS = {
     scipy.special.multigammaln: (_real(3, 2) ** 2 + 2.0, 2),
     scipy.special.zeta: (_real(3, 2) ** 2 + 2.0, _real(3, 2) ** 2 + 0.5),
     scipy.special.expn: (1, _real(3, 2) ** 2 + 0.5),  # a float order: scipy warns
+    **{
+        getattr(getattr(scipy.stats, dist), method): (np.full((3, 2), 0.6), *shapes)
+        for dist, shapes in {"norm": (), "t": (3.0,), "gamma": (2.0,), "beta": (2.0, 3.0)}.items()
+        for method in ("pdf", "logpdf", "cdf", "logcdf")
+    },
+    **{
+        getattr(scipy.stats.poisson, method): (np.full((3, 2), 2), np.full((3, 2), 2.5))
+        for method in ("pmf", "logpmf", "cdf", "logcdf")
+    },
 }
 
 

@@ -100,7 +100,12 @@ _UNSUPPORTED_KWARGS = ("out", "where")
 
 
 def scalar_rule(
-    f: Any, partials: Callable[..., Any], *, name: str | None = None, outputs: int = 1
+    f: Any,
+    partials: Callable[..., Any],
+    *,
+    name: str | None = None,
+    outputs: int = 1,
+    keywords: bool = False,
 ) -> None:
     r"""Register an rrule and an frule for the elementwise function ``f`` from its partials.
 
@@ -126,6 +131,11 @@ def scalar_rule(
         How many outputs ``f`` returns (as a tuple) when more than one: ``np.modf`` and
         ``np.frexp`` have 2. The cotangent is then a tuple or a ``Tangent(tuple, ...)`` with a
         component per output (zeros allowed), and the frule returns ``Tangent(type(y), ...)``.
+    keywords : bool
+        Whether ``partials`` also receives the call's keyword arguments, as
+        ``partials(*args, y, **kwargs)``: for functions whose keyword options change the value
+        (``scipy.stats.norm.logpdf(x, loc=1.0)``). Keyword arguments are still not
+        differentiated. By default they are passed to ``f`` only.
 
     Notes
     -----
@@ -151,6 +161,9 @@ def scalar_rule(
         if bad:
             raise ValueError(f"the rules of {rule_name} do not support the keyword(s) {bad}")
 
+    def call_partials(args: tuple[Any, ...], y: Any, kwargs: dict[str, Any]) -> Any:
+        return partials(*args, y, **kwargs) if keywords else partials(*args, y)
+
     def output_cotangents(y_bar: Any) -> tuple[Any, ...]:
         if outputs == 1:
             return (_elementwise_operand(unthunk(y_bar), pullback_operation),)
@@ -167,7 +180,7 @@ def scalar_rule(
 
         def elementwise_pullback(y_bar: Any) -> tuple[Any, ...]:
             y_bars = output_cotangents(y_bar)
-            rows = _partials_rows(partials(*args, y), outputs, len(args), rule_name)
+            rows = _partials_rows(call_partials(args, y, kwargs), outputs, len(args), rule_name)
             cotangents: list[Any] = [NoTangent()]
             for i, (project, shape) in enumerate(zip(projectors, shapes, strict=True)):
                 if project is None:
@@ -186,7 +199,7 @@ def scalar_rule(
     def elementwise_frule(tangents: tuple[Any, ...], *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         check_kwargs(kwargs)
         y = f(*args, **kwargs)
-        rows = _partials_rows(partials(*args, y), outputs, len(args), rule_name)
+        rows = _partials_rows(call_partials(args, y, kwargs), outputs, len(args), rule_name)
         ys = (y,) if outputs == 1 else tuple(y)
         y_dots = []
         for y_k, row in zip(ys, rows, strict=True):
