@@ -17,6 +17,7 @@ from rules.core.require import MissingRuleError, require_frule, require_rrule
 # lookup first needs them (scipy.sparse itself is imported by the machinery already).
 defer("rules.special", "scipy.special")
 defer("rules.stats", "scipy.stats")
+defer("rules.signal", "scipy.signal")
 
 __all__ = [
     "MissingRuleError",

@@ -20,12 +20,14 @@ import numpy as np
 import pytest
 import scipy
 import scipy.linalg as sla
+import scipy.signal
 import scipy.special
 import scipy.stats
 
 import rules
-import rules.special  # deferred until scipy.special is in use: registered here for the census
-import rules.stats  # deferred the same way
+import rules.signal  # deferred until scipy.signal is in use: registered here for the census
+import rules.special  # deferred the same way
+import rules.stats
 from rules import frule, rrule
 from rules.linalg.matfun import MatrixFunction
 from rules.testing import RecordingTangent
@@ -359,6 +361,12 @@ REFUSAL_CASES = {
     scipy.special.log_softmax: [(_real(3, 2),)],
     scipy.stats.multivariate_normal.logpdf: [(_real(4, 3), _real(3), _spd(3))],
     scipy.stats.multivariate_normal.pdf: [(_real(3), _real(3), _spd(3))],
+    scipy.signal.convolve: [(_real(5), _real(3))],
+    scipy.signal.correlate: [(_real(5), _real(3))],
+    scipy.signal.fftconvolve: [(_real(5), _real(3))],
+    scipy.signal.convolve2d: [(_real(3, 3), _real(2, 2))],
+    scipy.signal.correlate2d: [(_real(3, 3), _real(2, 2))],
+    scipy.signal.lfilter: [(_real(2), np.array([1.0, 0.5]), _real(5))],
     sla.inv: [case(np.triu(_square(3)), assume_a="upper triangular")],
     np.linalg.solve: [(_square(3), _real(3)), (np.stack([_square(3)] * 2), _real(2, 3, 2))],
     sla.solve: [case(_square(3), _real(3, 2), assume_a="diagonal"), (_square(3), _real(3))],
