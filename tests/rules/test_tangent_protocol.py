@@ -20,10 +20,14 @@ import numpy as np
 import pytest
 import scipy
 import scipy.linalg as sla
+import scipy.signal
 import scipy.special
+import scipy.stats
 
 import rules
-import rules.special  # deferred until scipy.special is in use: registered here for the census
+import rules.signal  # deferred until scipy.signal is in use: registered here for the census
+import rules.special  # deferred the same way
+import rules.stats
 from rules import frule, rrule
 from rules.linalg.matfun import MatrixFunction
 from rules.testing import RecordingTangent
@@ -355,6 +359,14 @@ REFUSAL_CASES = {
     scipy.special.logsumexp: [(_real(3, 2),)],
     scipy.special.softmax: [(_real(3, 2),)],
     scipy.special.log_softmax: [(_real(3, 2),)],
+    scipy.stats.multivariate_normal.logpdf: [(_real(4, 3), _real(3), _spd(3))],
+    scipy.stats.multivariate_normal.pdf: [(_real(3), _real(3), _spd(3))],
+    scipy.signal.convolve: [(_real(5), _real(3))],
+    scipy.signal.correlate: [(_real(5), _real(3))],
+    scipy.signal.fftconvolve: [(_real(5), _real(3))],
+    scipy.signal.convolve2d: [(_real(3, 3), _real(2, 2))],
+    scipy.signal.correlate2d: [(_real(3, 3), _real(2, 2))],
+    scipy.signal.lfilter: [(_real(2), np.array([1.0, 0.5]), _real(5))],
     sla.inv: [case(np.triu(_square(3)), assume_a="upper triangular")],
     np.linalg.solve: [(_square(3), _real(3)), (np.stack([_square(3)] * 2), _real(2, 3, 2))],
     sla.solve: [case(_square(3), _real(3, 2), assume_a="diagonal"), (_square(3), _real(3))],
@@ -395,6 +407,23 @@ def _defined_by(rule, name):
     return rule.__code__.co_name == name
 
 
+SPECIAL_ARGUMENTS = {
+    scipy.special.polygamma: (1, _real(3, 2) ** 2 + 0.5),
+    scipy.special.multigammaln: (_real(3, 2) ** 2 + 2.0, 2),
+    scipy.special.zeta: (_real(3, 2) ** 2 + 2.0, _real(3, 2) ** 2 + 0.5),
+    scipy.special.expn: (1, _real(3, 2) ** 2 + 0.5),  # a float order: scipy warns
+    **{
+        getattr(getattr(scipy.stats, dist), method): (np.full((3, 2), 0.6), *shapes)
+        for dist, shapes in {"norm": (), "t": (3.0,), "gamma": (2.0,), "beta": (2.0, 3.0)}.items()
+        for method in ("pdf", "logpdf", "cdf", "logcdf")
+    },
+    **{
+        getattr(scipy.stats.poisson, method): (np.full((3, 2), 2), np.full((3, 2), 2.5))
+        for method in ("pmf", "logpmf", "cdf", "logcdf")
+    },
+}
+
+
 def _elementwise_cases():
     """A case for each rule made by ``scalar_rule`` (and the operators routed to one)."""
     cases = {}
@@ -406,8 +435,11 @@ def _elementwise_cases():
         else:
             continue
         x = np.full((3, 2), 1.6 if f_ufunc is np.arccosh else 0.6)
-        if _defined_by(rrule.lookup(f_ufunc)[0], "elementwise_rrule"):
-            cases[f] = (f_ufunc.__name__, (x,) * f_ufunc.nin)
+        if f in SPECIAL_ARGUMENTS:  # not ufuncs, or integer arguments
+            cases[f] = (f.__name__, Case(SPECIAL_ARGUMENTS[f], {}))
+        elif _defined_by(rrule.lookup(f_ufunc)[0], "elementwise_rrule"):
+            at = (0, f_ufunc.nout) if f_ufunc.nout > 1 else None  # np.modf, np.frexp
+            cases[f] = (f_ufunc.__name__, Case((x,) * f_ufunc.nin, {}, at))
     return cases
 
 
@@ -418,8 +450,8 @@ def _refusal_cases():
     for f, cases in REFUSAL_CASES.items():
         for c in cases:
             yield f, NAMED_AS.get(f, f.__name__), _as_case(c)
-    for f, (name, args) in ELEMENTWISE_CASES.items():
-        yield f, name, Case(args, {})
+    for f, (name, c) in ELEMENTWISE_CASES.items():
+        yield f, name, c
 
 
 def _ids(v):
