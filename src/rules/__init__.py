@@ -8,7 +8,7 @@ naming the function instead of returning ``None``.
 """
 
 # Rule sets, one sub-package per library covered: importing one registers its rules.
-from rules import arrays, linalg  # noqa: F401  (imported for their registrations)
+from rules import arrays, fft, linalg  # noqa: F401  (imported for their registrations)
 from rules.core.definition import non_differentiable, scalar_rule
 from rules.core.registry import (
     defer,

@@ -378,6 +378,115 @@ REFUSAL_CASES = {
         case(_real(4, 2), _real(4, 3), at=(3, 4)),
     ],
 }
+# Issue 19 (rule coverage), numpy: np.fft
+REFUSAL_CASES.update(
+    {
+        np.fft.fft: [(_complex(4),)],
+        np.fft.ifft: [(_complex(4),)],
+        np.fft.fft2: [(_complex(2, 3),)],
+        np.fft.ifft2: [(_complex(2, 3),)],
+        np.fft.fftn: [(_complex(2, 3),)],
+        np.fft.ifftn: [(_complex(2, 3),)],
+        np.fft.rfft: [(_real(4),)],
+        np.fft.irfft: [(_complex(3),)],
+        np.fft.rfft2: [(_real(2, 4),)],
+        np.fft.irfft2: [(_complex(2, 3),)],
+        np.fft.rfftn: [(_real(2, 4),)],
+        np.fft.irfftn: [(_complex(2, 3),)],
+        np.fft.hfft: [(_complex(3),)],
+        np.fft.ihfft: [(_real(4),)],
+        np.fft.fftshift: [(_real(4),)],
+        np.fft.ifftshift: [(_real(4),)],
+        np.fft.fftfreq: [(4, np.array(0.3))],
+        np.fft.rfftfreq: [(4, np.array(0.3))],
+    }
+)
+# Issue 19, numpy: more array functions
+REFUSAL_CASES.update(
+    {
+        np.nan_to_num: [(_real(3),)],
+        np.real_if_close: [(_complex(3),)],
+        np.select: [([_real(3) > 0], [_real(3)], _real(3))],
+        np.atleast_1d: [(_real(3),)],
+        np.atleast_2d: [(_real(3),)],
+        np.atleast_3d: [(_real(3),)],
+        np.fliplr: [(_real(2, 3),)],
+        np.flipud: [(_real(2, 3),)],
+        np.rot90: [(_real(2, 3),)],
+        np.rollaxis: [(_real(2, 3, 4), 2)],
+        np.copy: [(_real(3),)],
+        np.asarray: [(_real(3),)],
+        np.astype: [(_real(3), np.float32)],
+        np.hsplit: [case(_real(4), 2, at=(0, 2))],
+        np.vsplit: [case(_real(4, 2), 2, at=(1, 2))],
+        np.dsplit: [case(_real(1, 2, 4), 2, at=(0, 2))],
+        np.partition: [(_real(5), 2)],
+        np.bincount: [(np.array([0, 1, 1]), _real(3))],
+        np.diff: [(_real(4),)],
+        np.gradient: [(_real(5),)],
+        np.trapezoid: [(_real(4),)],
+        np.nansum: [(_real(3, 2), 0)],
+        np.nanmean: [(_real(3, 2), 0)],
+        np.nanvar: [(_real(3, 2), 0)],
+        np.nanstd: [(_real(3, 2), 0)],
+        np.nanmax: [(_real(3, 2), 0)],
+        np.nanmin: [(_real(3, 2), 0)],
+        np.nanprod: [(_real(3, 2), 0)],
+        np.nancumsum: [(_real(3, 2), 0)],
+        np.nancumprod: [(_real(3, 2), 0)],
+        np.ptp: [(_real(3, 2), 0)],
+        np.quantile: [(_real(5), np.array(0.3))],
+        np.percentile: [(_real(5), np.array(30.0))],
+        np.median: [(_real(5),)],
+        np.nanquantile: [(_real(5), np.array(0.3))],
+        np.nanpercentile: [(_real(5), np.array(30.0))],
+        np.nanmedian: [(_real(5),)],
+        np.cov: [(_real(2, 4),)],
+        np.corrcoef: [(_real(2, 4),)],
+        np.convolve: [(_real(4), _real(2))],
+        np.correlate: [(_real(4), _real(2))],
+        np.interp: [(np.array([0.5, 1.5]), np.arange(3.0), _real(3))],
+        np.polyval: [(_real(3), _real(2))],
+        np.linspace: [(np.array(0.0), np.array(1.0), 3)],
+        np.full: [((2,), np.array(0.5))],
+        np.tensordot: [(_real(2, 3), _real(3, 2), 1)],
+        np.linalg.tensordot: [case(_real(2, 3), _real(3, 2), axes=1)],
+        np.cross: [(_real(3), _real(3))],
+        np.linalg.cross: [(_real(3), _real(3))],
+        np.vecdot: [(_real(3), _real(3))],
+        np.linalg.vecdot: [(_real(3), _real(3))],
+        np.linalg.tensorsolve: [(_square(4).reshape(2, 2, 4), _real(2, 2))],
+        np.linalg.tensorinv: [(_square(4).reshape(4, 2, 2), 1)],
+        np.linalg.cond: [(_square(3),), (_square(3), 1)],
+    }
+)
+GENERIC_CASES.update(
+    {
+        np.linalg.outer: [(_real(3), _real(2)), (_complex(2), _complex(3))],
+        np.matrix_transpose: [(_real(3, 2),), (_complex(2, 3, 2),)],
+        np.linalg.matrix_transpose: [(_real(3, 2),)],
+        sla.pinv: [(_real(3, 2),), (_square(3),), (_complex(2, 3),)],
+        sla.lstsq: [
+            case(_real(4, 2), _real(4, 3), at=(0, 4)),
+            case(_complex(2, 4), _complex(2, 3), at=(0, 4)),
+        ],
+    }
+)
+REFUSAL_CASES.update(
+    {
+        sla.det: [(_square(3),)],
+        sla.eig: [case(_square(3), at=(1, 2))],
+        sla.eigvals: [(_square(3),)],
+        sla.norm: [(_real(3, 3),)],
+        sla.lstsq: [case(_real(4, 2), _real(4), at=(0, 4))],
+        sla.block_diag: [(_real(2, 2), _real(1, 2))],
+        sla.toeplitz: [(_real(3), _real(3))],
+        sla.circulant: [(_real(3),)],
+        sla.solve_continuous_lyapunov: [(_square(3) - 2 * np.eye(3), _real(3, 3))],
+        sla.solve_discrete_lyapunov: [(0.3 * _square(3), _real(3, 3))],
+        sla.solve_continuous_are: [(_square(2), _real(2, 1), _spd(2), _spd(1))],
+    }
+)
 NAMED_AS = {
     np.amax: "max",
     np.amin: "min",
@@ -438,8 +547,9 @@ def _elementwise_cases():
         if f in SPECIAL_ARGUMENTS:  # not ufuncs, or integer arguments
             cases[f] = (f.__name__, Case(SPECIAL_ARGUMENTS[f], {}))
         elif _defined_by(rrule.lookup(f_ufunc)[0], "elementwise_rrule"):
-            at = (0, f_ufunc.nout) if f_ufunc.nout > 1 else None  # np.modf, np.frexp
-            cases[f] = (f_ufunc.__name__, Case((x,) * f_ufunc.nin, {}, at))
+            nout = getattr(f_ufunc, "nout", 1)  # np.sinc is no ufunc
+            at = (0, nout) if nout > 1 else None  # np.modf, np.frexp
+            cases[f] = (f_ufunc.__name__, Case((x,) * getattr(f_ufunc, "nin", 1), {}, at))
     return cases
 
 
