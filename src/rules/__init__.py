@@ -8,7 +8,7 @@ naming the function instead of returning ``None``.
 """
 
 # Rule sets, one sub-package per library covered: importing one registers its rules.
-from rules import arrays, fft, linalg  # noqa: F401  (imported for their registrations)
+from rules import arrays, fft, linalg, sparse  # noqa: F401  (imported for their registrations)
 from rules.core.definition import non_differentiable, scalar_rule
 from rules.core.registry import (
     defer,
@@ -25,6 +25,7 @@ from rules.core.require import MissingRuleError, require_frule, require_rrule
 defer("rules.special", "scipy.special")
 defer("rules.stats", "scipy.stats")
 defer("rules.signal", "scipy.signal")
+defer("rules.sparse.linalg", "scipy.sparse.linalg")
 # dask arrays: the rules that act matrix by matrix run chunk by chunk (rules.dask, on first use).
 lift_foreign("dask.array", "Array", "rules.dask")
 

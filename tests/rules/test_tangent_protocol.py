@@ -21,11 +21,14 @@ import pytest
 import scipy
 import scipy.linalg as sla
 import scipy.signal
+import scipy.sparse as sp
+import scipy.sparse.linalg as spl
 import scipy.special
 import scipy.stats
 
 import rules
 import rules.signal  # deferred until scipy.signal is in use: registered here for the census
+import rules.sparse.linalg
 import rules.special  # deferred the same way
 import rules.stats
 from rules import frule, rrule
@@ -270,7 +273,7 @@ def test_a_structured_primal_meets_the_type_s_own_matmul():
 # function -> cases (argument tuples, or case(...) with options or several outputs)
 REFUSAL_CASES = {
     np.matmul: [(_real(3, 4), _real(4)), (_real(2, 3, 4), _real(4, 2))],
-    operator.matmul: [(_real(4), _real(4, 2))],
+    operator.matmul: [(_real(4), _real(4, 2)), (sp.csr_array(_square(3)), _real(3, 2))],
     np.dot: [(_real(3, 4), _real(4)), (_real(2), _real(2))],
     np.inner: [(_real(3), _real(3))],
     np.outer: [(_real(2, 2), _real(3))],
@@ -361,6 +364,9 @@ REFUSAL_CASES = {
     scipy.special.log_softmax: [(_real(3, 2),)],
     scipy.stats.multivariate_normal.logpdf: [(_real(4, 3), _real(3), _spd(3))],
     scipy.stats.multivariate_normal.pdf: [(_real(3), _real(3), _spd(3))],
+    spl.spsolve: [(sp.csc_array(_square(3)), _real(3))],
+    spl.splu: [(sp.csc_array(_square(3)),)],
+    spl.expm_multiply: [(sp.csr_array(0.3 * _real(3, 3)), _real(3))],
     scipy.signal.convolve: [(_real(5), _real(3))],
     scipy.signal.correlate: [(_real(5), _real(3))],
     scipy.signal.fftconvolve: [(_real(5), _real(3))],
@@ -583,6 +589,8 @@ def _tangent_of(x, log):
     """A RecordingTangent for each float or complex array argument, ``NoTangent()`` for others."""
     if isinstance(x, np.ndarray) and x.dtype.kind in "fc":
         return RecordingTangent(_cotangent_like(x), log)
+    if sp.issparse(x):  # a dense recording tangent: the sparse rules refuse it by name
+        return RecordingTangent(_cotangent_like(x.toarray()), log)
     if isinstance(x, list) and all(isinstance(v, np.ndarray) for v in x):
         return Tangent(tuple, *(_tangent_of(v, log) for v in x))
     return NoTangent()

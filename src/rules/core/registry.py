@@ -239,6 +239,7 @@ class RuleTable:
         self.kind = kind
         self._by_function: dict[Any, Rule] = {}
         self._by_call_type: dict[type, Rule] = {}
+        self._by_method: dict[tuple[type, str], Rule] = {}
         self._positional: dict[Rule, int | None] = {}
 
     def _check_new(self, table: dict[Any, Rule], key: Any, override: bool) -> None:
@@ -282,6 +283,42 @@ class RuleTable:
 
         return decorator
 
+    def register_method(
+        self, cls: type, name: str, *, override: bool = False
+    ) -> Callable[[Rule], Rule]:
+        """Decorator registering a rule for the bound method ``obj.name`` of instances of ``cls``.
+
+        For methods of C types (``scipy.sparse.linalg.SuperLU.solve``), whose bound methods are
+        new objects at each access and cannot be registry keys. The rule receives the instance
+        first: ``rule(obj, *args)`` (an frule: ``rule(tangents, obj, *args)``, where
+        ``tangents[0]`` is the tangent of ``obj``), and its pullback returns the cotangent of
+        ``obj`` first: the cotangent of a bound method is that of the object it is bound to.
+        """
+        kind = self.kind
+
+        def decorator(rule: Rule) -> Rule:
+            key = (cls, name)
+            if key in self._by_method and not override:
+                raise ValueError(
+                    f"an {kind} for {cls.__name__}.{name} is already registered; pass "
+                    "override=True to replace it"
+                )
+            if kind == "rrule":
+
+                def bound(method: Any, *args: Any, **kwargs: Any) -> Any:
+                    return rule(method.__self__, *args, **kwargs)
+            else:
+
+                def bound(tangents: Any, method: Any, *args: Any, **kwargs: Any) -> Any:
+                    return rule(tangents, method.__self__, *args, **kwargs)
+
+            bound.__qualname__ = getattr(rule, "__qualname__", "method_rule")
+            self._by_method[key] = bound
+            self._positional[bound] = _positional_count(rule, skip=1)
+            return rule
+
+        return decorator
+
     def lookup(self, f: Any) -> tuple[Rule, bool] | None:
         """The rule for ``f`` and whether it takes the callable first, or ``None``."""
         try:
@@ -294,6 +331,12 @@ class RuleTable:
             rule = self._by_call_type.get(cls)
             if rule is not None:
                 return rule, True
+        owner = getattr(f, "__self__", None)
+        if self._by_method and owner is not None and not isinstance(owner, types.ModuleType):
+            for cls in type(owner).__mro__:
+                rule = self._by_method.get((cls, getattr(f, "__name__", "")))
+                if rule is not None:
+                    return rule, True
         if _DEFERRED and _load_deferred():
             return self.lookup(f)
         return None

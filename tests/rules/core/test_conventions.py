@@ -155,3 +155,41 @@ def test_deferred_modules_that_load_each_other_are_imported_once(monkeypatch):
     assert rrule(no_rule_here, 1.0) is None
     assert loaded == ["first.rules", "second.rules"]
     assert registry._DEFERRED == {}
+
+
+# --- rules for bound methods ----------------------------------------------------------------------
+
+
+def test_a_method_rule_receives_the_instance_and_returns_its_cotangent_first():
+    class Scaler:
+        __slots__ = ("factor",)
+
+        def __init__(self, factor):
+            self.factor = factor
+
+        def apply(self, x):
+            return self.factor * x
+
+    @rrule.register_method(Scaler, "apply")
+    def apply_rrule(scaler, x):
+        def apply_pullback(y_bar):
+            return np.sum(y_bar * x), scaler.factor * y_bar  # (cotangent of scaler, of x)
+
+        return scaler.apply(x), apply_pullback
+
+    @frule.register_method(Scaler, "apply")
+    def apply_frule(tangents, scaler, x):
+        factor_dot, x_dot = tangents
+        return scaler.apply(x), factor_dot * x + scaler.factor * x_dot
+
+    scaler, x = Scaler(3.0), np.array([1.0, 2.0])
+    y, pullback = rrule(scaler.apply, x)  # a new bound method at each access: found by type
+    np.testing.assert_array_equal(y, [3.0, 6.0])
+    factor_bar, x_bar = pullback(np.ones(2))
+    assert factor_bar == 3.0
+    np.testing.assert_array_equal(x_bar, [3.0, 3.0])
+    _, y_dot = frule((1.0, np.zeros(2)), scaler.apply, x)
+    np.testing.assert_array_equal(y_dot, x)
+    assert rrule(Scaler(1.0).__init__, 2.0) is None  # other methods have no rule
+    with pytest.raises(ValueError, match=r"Scaler.apply is already registered"):
+        rrule.register_method(Scaler, "apply")(apply_rrule)
