@@ -63,3 +63,59 @@ def spd(rng):
         return A @ np.swapaxes(A, -1, -2) + n * np.eye(n)
 
     return make
+
+
+def _directional(f, args, i, v, h=1e-6):
+    up = list(args)
+    down = list(args)
+    up[i] = args[i] + h * v
+    down[i] = args[i] - h * v
+    return (np.asarray(f(*up)) - np.asarray(f(*down))) / (2 * h)
+
+
+def _random_like(rng, x):
+    x = np.asarray(x)
+    v = rng.standard_normal(x.shape)
+    if np.iscomplexobj(x):
+        v = v + 1j * rng.standard_normal(x.shape)
+    return v
+
+
+@pytest.fixture
+def check_grads(rng):
+    """HIPS autograd's ``check_grads(fun, modes)(*args)``, re-done for this driver.
+
+    For every argument: the reverse mode (``vjp`` with a random cotangent ``u``) against central
+    differences of ``Re sum(conj(u) fun(x))``, and the forward mode (``jvp`` along a random
+    direction) against central differences of ``fun`` along it. The differences use the plain
+    function only.
+    """
+    from rules.autodiff import jvp, vjp
+
+    def check(fun, modes=("rev", "fwd"), rtol=1e-5, atol=1e-7):
+        def run(*args):
+            args = tuple(np.asarray(a, dtype=np.result_type(a, np.float64)) for a in args)
+            y, pullback = vjp(fun, *args)
+            u = _random_like(rng, y)
+            for i in range(len(args)):
+                if "rev" in modes:
+                    x_bar = pullback(u)[i]
+
+                    def scalar(*xs):
+                        return np.real(np.sum(np.conj(u) * fun(*xs)))
+
+                    np.testing.assert_allclose(
+                        x_bar, numerical_grad(scalar, args, i), rtol=rtol, atol=atol
+                    )
+                if "fwd" in modes:
+                    v = _random_like(rng, args[i])
+                    tangents = [np.zeros_like(a) for a in args]
+                    tangents[i] = v
+                    _, y_dot = jvp(fun, args, tangents)
+                    np.testing.assert_allclose(
+                        y_dot, _directional(fun, args, i, v), rtol=rtol, atol=atol
+                    )
+
+        return run
+
+    return check
