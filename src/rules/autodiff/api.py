@@ -133,7 +133,7 @@ class _Reverse:
             for p, t in enumerate(inp.traced)
             if t is not None
         ]
-        found = backward(seeds, [node for _, _, node in nodes])
+        found = backward(seeds, [node for _, _, node in nodes], self.trace.tape)
         per_arg: dict[int, dict[int, Any]] = {i: {} for i in self.inputs}
         for (i, p, _), dx in zip(nodes, found, strict=True):
             per_arg[i][p] = dx

@@ -1,14 +1,17 @@
 """Reverse mode's record: one :class:`Node` per traced call, made by :class:`ReverseTrace`.
 
 Recording a call runs its ``rrule`` on the values (the forward pass) and keeps the pullback with
-the call's traced inputs (its parents). The tape is the graph of nodes itself: each traced value
-points at the node that made it, each node at its parents, so a value nobody uses is freed with
-its node, and a pullback called twice (``jacobian``) replays the same graph.
+the call's traced inputs (its parents). Each traced value points at the node that made it and
+each node at its parents; the trace also lists its nodes in the order they were recorded (the
+tape), which is a topological order: the reverse sweep walks it backwards, with no graph search.
+A pullback called twice (``jacobian``) replays the same tape.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from rules import rrule
 from rules.autodiff.errors import NoRuleError
@@ -31,7 +34,7 @@ class Node:
     the pullback's cotangent from theirs. A leaf node (an input) has no pullback.
     """
 
-    __slots__ = ("f", "form", "outputs", "parents", "pullback")
+    __slots__ = ("f", "form", "outputs", "owned", "parents", "pullback", "slots")
 
     def __init__(self, f: Any, pullback: Any, parents: list[Any], outputs: list[Any], form: Any):
         self.f = f
@@ -39,6 +42,8 @@ class Node:
         self.parents = parents
         self.outputs = outputs
         self.form = form
+        self.slots: list[Any] | None = None  # cotangents during a sweep (rules.autodiff.reverse)
+        self.owned = 0  # bit k: the sweep made the buffer in slots[k] and may write into it
 
     def cotangent(self, slots: list[Any]) -> Any:
         """The cotangent to hand the pullback, from one per traced output."""
@@ -120,18 +125,33 @@ def _is_integer(y: Any) -> bool:
 class ReverseTrace(Trace):
     """Reverse mode: each call on a traced value runs the ``rrule`` and records a node."""
 
-    __slots__ = ()
+    __slots__ = ("tape",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tape: list[Node] = []  # every node, in the order recorded: a topological order
 
     def process(self, f: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run ``rrule(f, ...)`` on the values and return the outputs traced, with their node."""
         parents: list[Any] = []
-        values = tuple(unbox(a, self, (i,), parents) for i, a in enumerate(args))
+        values = []
+        for i, a in enumerate(args):
+            if type(a) is Traced and a._trace is self:  # the common case, inline
+                parents.append(((i,), a._payload, a._index))
+                values.append(a._value)
+            else:
+                values.append(unbox(a, self, (i,), parents))
         result = rrule(f, *values, **kwargs)
         if result is None:
             raise NoRuleError(f)
         y, pullback = result
-        int_inputs = any(_is_integer(node.outputs[k]) for _, node, k in parents)
         node = Node(f, pullback, parents, [], None)
+        self.tape.append(node)
+        if type(y) is np.ndarray and y.dtype.kind in "fc":  # one array out: no structure to walk
+            node.outputs.append(y)
+            node.form = 0
+            return Traced(y, self, node, 0)
+        int_inputs = any(_is_integer(parent.outputs[k]) for _, parent, k in parents)
         # Outputs without a tangent space (a comparison, np.argmax) come back as plain values.
         boxed, node.form = box_outputs(y, self, lambda v, k: node, node.outputs, int_inputs)
         return boxed
@@ -139,4 +159,5 @@ class ReverseTrace(Trace):
     def new_input(self, value: Any) -> Traced:
         """A traced input: a leaf node holding ``value``."""
         node = Node(None, None, [], [value], 0)
+        self.tape.append(node)
         return Traced(value, self, node, 0)

@@ -9,8 +9,10 @@ function up in the rule registry:
 
 * numpy functions through ``__array_function__`` and ufuncs through ``__array_ufunc__``, with the
   function object itself as the registry key;
-* Python operators through the ``operator`` module's functions (``x @ y`` is
-  ``operator.matmul(x, y)``); comparisons too, which have non-differentiable rules;
+* Python operators as numpy's ufuncs on plain arrays and numbers (``x @ y`` is
+  ``np.matmul(x, y)``, ``x ** 2`` is ``np.power(x, 2)``), and through the ``operator``
+  module's functions otherwise (a ``Diagonal`` keeps its own ``@``); comparisons through
+  ``operator`` too, which have non-differentiable rules;
 * indexing as ``operator.getitem(x, key)``;
 * ndarray methods and attributes as the numpy functions of :mod:`rules.autodiff.methods`.
 
@@ -42,16 +44,35 @@ def _defer(other: Any) -> bool:
     return isinstance(other, AbstractTangent)
 
 
-def _binary(op: Any, name: str) -> tuple[Any, Any]:
+_NUMERIC = (np.ndarray, np.generic, int, float, complex)
+
+
+def _is_numeric(x: Any) -> bool:
+    """Whether ``x`` (or a traced value's value) is a plain array or number.
+
+    For those the ufunc and the operator are the same function.
+    """
+    return isinstance(x._value if type(x) is Traced else x, _NUMERIC)
+
+
+def _binary(op: Any, name: str, ufunc: Any = None) -> tuple[Any, Any]:
+    """The operator pair for ``op``.
+
+    Traced as ``ufunc`` on plain arrays and numbers (one registry call: the operator's own rule
+    would delegate to it), as ``op`` otherwise (structured matrices keep their own ``@``).
+    """
+
     def forward(self: Traced, other: Any) -> Any:
         if _defer(other):
             return NotImplemented
-        return bind(op, (self, other), {})
+        f = ufunc if ufunc is not None and _is_numeric(self) and _is_numeric(other) else op
+        return bind(f, (self, other), {})
 
     def reflected(self: Traced, other: Any) -> Any:
         if _defer(other):
             return NotImplemented
-        return bind(op, (other, self), {})
+        f = ufunc if ufunc is not None and _is_numeric(self) and _is_numeric(other) else op
+        return bind(f, (other, self), {})
 
     forward.__name__, reflected.__name__ = f"__{name}__", f"__r{name}__"
     forward.__doc__ = f"``{op.__name__}(self, other)``, traced."
@@ -133,14 +154,14 @@ class Traced:
     dtype = property(lambda self: np.result_type(self._value), doc="The value's dtype.")
 
     # --- operators ------------------------------------------------------------------------------
-    __add__, __radd__ = _binary(operator.add, "add")
-    __sub__, __rsub__ = _binary(operator.sub, "sub")
-    __mul__, __rmul__ = _binary(operator.mul, "mul")
-    __truediv__, __rtruediv__ = _binary(operator.truediv, "truediv")
+    __add__, __radd__ = _binary(operator.add, "add", np.add)
+    __sub__, __rsub__ = _binary(operator.sub, "sub", np.subtract)
+    __mul__, __rmul__ = _binary(operator.mul, "mul", np.multiply)
+    __truediv__, __rtruediv__ = _binary(operator.truediv, "truediv", np.divide)
     __floordiv__, __rfloordiv__ = _binary(operator.floordiv, "floordiv")
     __mod__, __rmod__ = _binary(operator.mod, "mod")
-    __pow__, __rpow__ = _binary(operator.pow, "pow")
-    __matmul__, __rmatmul__ = _binary(operator.matmul, "matmul")
+    __pow__, __rpow__ = _binary(operator.pow, "pow", np.power)
+    __matmul__, __rmatmul__ = _binary(operator.matmul, "matmul", np.matmul)
     __and__, __rand__ = _binary(operator.and_, "and")
     __or__, __ror__ = _binary(operator.or_, "or")
     __xor__, __rxor__ = _binary(operator.xor, "xor")
