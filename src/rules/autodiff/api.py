@@ -66,6 +66,13 @@ class _Input:
         self.traced: list[Any] = []
         for position, leaf in enumerate(self.leaves):
             kind = leaf_kind(leaf)
+            if isinstance(leaf, Traced):
+                raise NotImplementedError(
+                    f"{function} got a value traced by an enclosing grad/vjp/jvp: nested "
+                    "differentiation (derivatives of derivatives) is not supported yet. The "
+                    "traced value and its trace levels are built for it; the rules' pullbacks "
+                    "must first accept traced values."
+                )
             if kind == "other":
                 raise TypeError(
                     f"{function} cannot differentiate with respect to a {type(leaf).__name__}: "

@@ -24,10 +24,21 @@ __all__ = [
 class NoRuleError(TypeError):
     """A traced value reached a function that has no ``rrule`` (or no ``frule``, in forward mode)."""
 
-    def __init__(self, f: Any, kind: str = "rrule", name: str | None = None) -> None:
+    def __init__(
+        self, f: Any, kind: str = "rrule", name: str | None = None, declined: Any = None
+    ) -> None:
         name = name or function_name(f)
         table = "rrule" if kind == "rrule" else "frule"
         mode = "reverse mode (grad, vjp)" if kind == "rrule" else "forward mode (jvp)"
+        self.function = f
+        if declined is not None:  # a rule exists but returned None for these arguments
+            types = ", ".join(type(a).__name__ for a in declined)
+            super().__init__(
+                f"the {table} of {name} does not apply to these arguments ({types}), so {mode} "
+                f"cannot differentiate this call. Register a rule that covers them with "
+                f"@rules.{table}.register({name}, override=True), or call {name} differently."
+            )
+            return
         super().__init__(
             f"{name} was called on a traced value but has no {table}, so {mode} cannot "
             f"differentiate through it. Register one with @rules.{table}.register({name}) "

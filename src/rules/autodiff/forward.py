@@ -59,7 +59,7 @@ class ForwardTrace(Trace):
         tangents = (NoTangent(), *(t for _, t in pairs))
         result = frule(tangents, f, *values, **kwargs)
         if result is None:
-            raise NoRuleError(f, kind="frule")
+            raise NoRuleError(f, kind="frule", declined=values if f in frule else None)
         y, y_dot = result
         leaves: list[Any] = []
         _split_like(y, y_dot, leaves, bool(flags))

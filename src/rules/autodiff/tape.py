@@ -143,7 +143,7 @@ class ReverseTrace(Trace):
                 values.append(unbox(a, self, (i,), parents))
         result = rrule(f, *values, **kwargs)
         if result is None:
-            raise NoRuleError(f)
+            raise NoRuleError(f, declined=values if f in rrule else None)
         y, pullback = result
         node = Node(f, pullback, parents, [], None)
         self.tape.append(node)

@@ -188,3 +188,25 @@ def test_closure_constants_are_constants_and_gradients_are_not_silently_zero(fd)
     w = np.array([0.3, 0.4, -1.0])
     np.testing.assert_allclose(grad(f)(w), fd.grad(f, (w,)))
     assert np.all(grad(f)(w) != 0)
+
+
+def test_a_rule_that_declines_its_arguments_is_named_as_such(registered):
+    from rules import rrule
+
+    def picky(x):
+        return x * 2
+
+    @registered(rrule, picky)
+    def picky_rrule(x):
+        return None  # a rule may decline arguments it does not cover
+
+    with pytest.raises(NoRuleError, match=r"rrule of .*picky does not apply to these arguments"):
+        grad(lambda x: np.sum(primitive(picky)(x)))(np.ones(2))
+
+
+def test_nested_differentiation_is_refused_until_supported():
+    def f(x):
+        return np.sum(np.sin(x) * x)
+
+    with pytest.raises(NotImplementedError, match="nested differentiation"):
+        grad(lambda x: np.sum(grad(f)(x)))(np.ones(2))
