@@ -189,11 +189,14 @@ def _make_function(f: Callable[..., Any], static_kwargs: dict[str, Any]) -> type
                     f"{function_name(f)}"
                 )
             outputs = []
-            for dtype, dy in zip(saved.dtypes, saved.structure.split(result[1]), strict=True):
-                array = (
-                    cotangent_array(f, dy, "a tangent") if is_differentiable_dtype(dtype) else None
-                )
-                outputs.append(None if array is None else to_tensor(array))
+            parts = saved.structure.split(result[1])
+            for dtype, shape, dy in zip(saved.dtypes, saved.shapes, parts, strict=True):
+                if not is_differentiable_dtype(dtype):
+                    outputs.append(None)
+                    continue
+                # PyTorch's forward AD takes no None for a differentiable output: zeros.
+                array = cotangent_array(f, dy, "a tangent")
+                outputs.append(to_tensor(np.zeros(shape, dtype) if array is None else array))
             return tuple(outputs)
 
         @staticmethod
