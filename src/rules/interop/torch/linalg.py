@@ -78,10 +78,14 @@ def qr(A: torch.Tensor, mode: str = "reduced") -> Any:
 
 
 def lu(A: torch.Tensor, *, pivot: bool = True) -> Any:
-    """``torch.linalg.lu``: ``(P, L, U)`` with ``A = P L U``, through ``scipy.linalg.lu``."""
+    """``torch.linalg.lu``: ``(P, L, U)`` with ``A = P L U``, through ``scipy.linalg.lu``.
+
+    ``P`` has ``A``'s dtype, as in PyTorch (scipy's is real for a complex ``A``).
+    """
     if not pivot:
         raise ValueError("rules.interop.torch.linalg.lu: pivot=False is not supported")
-    return _types.linalg_lu(tuple(_op(sla.lu)(A)))
+    P, L, U = _op(sla.lu)(A)
+    return _types.linalg_lu((P.to(L.dtype), L, U))  # scipy's P is real; torch's has A's dtype
 
 
 def lu_factor(A: torch.Tensor, *, pivot: bool = True) -> Any:
