@@ -165,20 +165,14 @@ def _conj(x: np.ndarray) -> np.ndarray:
 class _Call:
     """One call signature of a wrapped function: which arguments are operands, their specs."""
 
-    def __init__(self, f: Callable[..., Any], kwargs: dict[str, Any], args: tuple[Any, ...]):
+    def __init__(self, f: Callable[..., Any], kwargs: dict[str, Any], key: tuple[Any, ...]):
         self.f = f
         self.kwargs = kwargs
         self.name = f"rules.interop.jax.wrap({function_name(f)})"
-        self.static = tuple(_is_static(a) for a in args)
-        self.statics = tuple(a for a, s in zip(args, self.static, strict=True) if s)
-        operands = tuple(jnp.asarray(a) for a, s in zip(args, self.static, strict=True) if not s)
-        key = tuple(("static", a) if s else None for a, s in zip(args, self.static, strict=True))
-        specs = iter((tuple(x.shape), np.dtype(x.dtype)) for x in operands)
-        key = tuple(k if k is not None else next(specs) for k in key)
+        self.static = tuple(spec[0] == "static" for spec in key)
+        self.statics = tuple(spec[1] for spec in key if spec[0] == "static")
         self.specs, self.structure = _result_spec(f, tuple(sorted(kwargs.items())), key)
-        self.operands = operands
-        self.ranks = tuple(x.ndim for x in operands)
-        self.dtypes = tuple(np.dtype(x.dtype) for x in operands)
+        self.ranks = tuple(len(spec[0]) for spec in key if spec[0] != "static")
 
     def arguments(self, operands: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
         """The call's positional arguments: the operands with the static options in place."""
@@ -326,16 +320,35 @@ def _jvp_operation(call: _Call) -> Callable[..., Any]:
     return operation
 
 
-def _wrap(f: Callable[..., Any], static_kwargs: dict[str, Any], build: Any) -> Callable[..., Any]:
+def _wrap(
+    f: Callable[..., Any], static_kwargs: dict[str, Any], build: Any, table: Any
+) -> Callable[..., Any]:
     name = f"rules.interop.jax.wrap({function_name(f)})"
 
     @functools.wraps(f)
     def wrapped(*args: Any) -> Any:
+        # Checked while tracing: an exception inside a callback reaches the user as an XLA error.
+        if f not in table:
+            raise TypeError(f"{name}: no {table.kind} is registered for {function_name(f)}")
         for a in args:
             _check_device(name, a)
-        call = _Call(f, static_kwargs, args)
-        outputs = build(call)(*call.operands)
-        return call.structure.build(tuple(outputs))
+        operands, key = [], []
+        for a in args:
+            if _is_static(a):
+                key.append(("static", a))
+            else:
+                x = jnp.asarray(a)
+                operands.append(x)
+                key.append((tuple(x.shape), np.dtype(x.dtype)))
+        call, operation = built(tuple(key))
+        return call.structure.build(tuple(operation(*operands)))
+
+    @functools.lru_cache(maxsize=256)
+    def built(key: tuple[Any, ...]) -> tuple[_Call, Callable[..., Any]]:
+        # One operation per call signature, so that JAX's caches of traced and compiled
+        # callbacks hit on the next call instead of compiling a new computation.
+        call = _Call(f, static_kwargs, key)
+        return call, build(call)
 
     wrapped.__doc__ = (
         f"{function_name(f)} on JAX arrays, differentiated by the library's rules "
@@ -369,7 +382,7 @@ def wrap(f: Callable[..., Any], **static_kwargs: Any) -> Callable[..., Any]:
     ``custom_vjp``. Use :func:`wrap_forward` for forward mode. Output shapes come from calling
     ``f`` once per input signature on identity matrices (see the module docstring).
     """
-    return _wrap(f, static_kwargs, _vjp_operation)
+    return _wrap(f, static_kwargs, _vjp_operation, rrule)
 
 
 def wrap_forward(f: Callable[..., Any], **static_kwargs: Any) -> Callable[..., Any]:
@@ -379,4 +392,4 @@ def wrap_forward(f: Callable[..., Any], **static_kwargs: Any) -> Callable[..., A
     ``linearize`` and ``vmap``; reverse mode (``grad``) is not available, since JAX would have to
     transpose the callback. Arguments as in :func:`wrap`.
     """
-    return _wrap(f, static_kwargs, _jvp_operation)
+    return _wrap(f, static_kwargs, _jvp_operation, frule)
