@@ -123,12 +123,12 @@ def test_python_ints_are_static_options(rng):
 def test_a_non_cpu_backend_is_refused_by_name(monkeypatch):
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
     with pytest.raises(ValueError, match=r"wrap\(np\.linalg\.inv\).*only CPU arrays.*gpu"):
-        jax.jit(rlinalg.inv)(jnp.eye(2))
+        jax.jit(rlinalg.inv)(jnp.ones(2))
 
 
 def test_a_function_without_a_rule_is_refused_by_name():
-    with pytest.raises(TypeError, match=r"no rrule is registered for np\.linalg\.cond"):
-        jax.grad(lambda A: wrap(np.linalg.cond)(A))(jnp.eye(2))
+    with pytest.raises(TypeError, match=r"no rrule is registered for np\.unwrap"):
+        jax.grad(lambda A: wrap(np.unwrap)(A))(jnp.ones(2))
 
 
 # --- transforms --------------------------------------------------------------------------------------
