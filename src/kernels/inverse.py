@@ -26,6 +26,11 @@ from kernels._smallmat import (
     _upper_solve_inplace,
 )
 
+# The rules call the kernel for stacks up to this order and np.linalg.inv above it.
+# Measured (float64, one BLAS thread, min of 7 interleaved, 1000 matrices, a busy 2-core box):
+# 2.7 vs 19 ms at n = 16, 64 vs 44 ms at n = 24.
+FORWARD_MAX_N = 16
+
 
 @jit
 def inv_batched(A):
