@@ -41,7 +41,7 @@ from scipy.linalg import lapack
 from kernels import cholesky as kcholesky
 from kernels import cholesky_factor as kfactor
 from rules.core.broadcasting import unbroadcast
-from rules.core.cotangents import as_array_cotangent
+from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import (
     adjoint,
@@ -53,7 +53,7 @@ from rules.linalg._stacks import (
     square_matrices,
     unstack,
 )
-from rules.linalg._systems import Layout, check_scipy_options
+from rules.linalg._systems import Layout, check_scipy_options, kernel_array
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 _POTRF = {
@@ -79,9 +79,12 @@ def _factor(name: str, A: Any, lower: bool) -> np.ndarray:
             if info == 0:
                 return c.T
     dense = square_matrices(name, A)
-    if dense.ndim > 2 and 0 < dense.shape[-1] <= kfactor.FORWARD_MAX_N and kernel_ready(dense):
-        # a stack of small matrices: one compiled call instead of LAPACK per matrix
-        L, info = kfactor.cholesky_factor_batched(as_stack(dense), lower)
+    if (
+        dense.ndim > 2
+        and 0 < dense.shape[-1] <= kfactor.FORWARD_MAX_N
+        and (dense.dtype in KERNEL_DTYPES)
+    ):  # a stack of small matrices: one compiled call instead of LAPACK per matrix
+        L, info = kfactor.cholesky_factor_batched(as_stack(kernel_array(dense)), lower)
         if info.any():
             raise np.linalg.LinAlgError(
                 f"{name}: Matrix is not positive definite (input of shape {dense.shape})"

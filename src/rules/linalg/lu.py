@@ -56,7 +56,7 @@ import scipy.linalg as sla
 
 from kernels import lu as klu
 from kernels import lu_unpacked as klu_unpacked
-from rules.core.cotangents import as_array_cotangent
+from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import (
     adjoint,
@@ -67,6 +67,7 @@ from rules.linalg._stacks import (
     kernel_ready,
     unstack,
 )
+from rules.linalg._systems import kernel_array
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 # --- A = L[perm] @ U: kernels and the stacked formula --------------------------------------------
@@ -302,13 +303,14 @@ def _refuse_overwrite(name: str, overwrite: bool) -> None:
 def _small_stack(A: np.ndarray) -> bool:
     """Whether ``A`` is a stack of small square matrices that the batched forward kernels factor.
 
-    Orders 2 to ``kernels.lu_unpacked.FORWARD_MAX_N``, C-contiguous, writable, of a kernel dtype
-    (the dtype scipy returns); 1 x 1 stays with scipy, whose ``P`` then has the input's dtype.
+    Orders 2 to ``kernels.lu_unpacked.FORWARD_MAX_N``, of a kernel dtype (the dtype scipy
+    returns; other layouts are copied to C order, which costs far less than scipy's loop); 1 x 1
+    stays with scipy, whose ``P`` then has the input's dtype.
     """
     return (
         A.ndim > 2
         and 2 <= A.shape[-1] == A.shape[-2] <= klu_unpacked.FORWARD_MAX_N
-        and (kernel_ready(A))
+        and (A.dtype in KERNEL_DTYPES)
     )
 
 
@@ -337,7 +339,7 @@ def _scipy_lu(
     if _small_stack(dense):  # one compiled call instead of scipy's loop over the stack
         if check_finite:
             _check_finite(name, dense)
-        perm, L, U = klu_unpacked.lu_batched(as_stack(dense))
+        perm, L, U = klu_unpacked.lu_batched(as_stack(kernel_array(dense)))
         perm, L, U = (
             perm.reshape(dense.shape[:-1]),
             unstack(L, dense.shape),

@@ -39,7 +39,7 @@ from rules.linalg._stacks import (
     scipy_outputs,
     unstack,
 )
-from rules.linalg._systems import Layout
+from rules.linalg._systems import Layout, kernel_array
 from rules.linalg.lu import (
     _as_array,
     _check_finite,
@@ -90,7 +90,7 @@ def _lu_factor(A: Any, overwrite_a: bool, check_finite: bool) -> Any:
         return sla.lu_factor(dense, check_finite=check_finite)
     if check_finite:
         _check_finite(name, dense)
-    lu, piv = klu.lu_factor_batched(as_stack(dense))
+    lu, piv = klu.lu_factor_batched(as_stack(kernel_array(dense)))
     return scipy_outputs(unstack(lu, dense.shape), piv.reshape(dense.shape[:-1]), stack=True)
 
 
