@@ -12,7 +12,9 @@ The timed callables of a row:
   cotangent (forward outputs given); pushforward cases, the whole ``frule`` call.
 * ``total`` (pullback cases only): ``rrule(f, *args)`` and its pullback, the user's full call.
 * ``numpy``: the case's reference formula. ``forward``: ``f(*args)`` alone.
-* ``jax``, ``torch``: the peers' runners (:mod:`bench.peers`), when loaded and in agreement.
+* ``jax``, ``torch``: the peers' runners (:mod:`bench.peers`), when loaded and in agreement;
+  ``jax_total``, ``torch_total`` (pullback cases): the peers' whole call, forward and backward,
+  compared with ``total``.
 
 Every result is materialised inside the timed call: thunks are evaluated, so a lazy pullback
 does not look fast by doing nothing. A pushforward's symbolic zero tangent (``ZeroTangent()``)
@@ -120,6 +122,10 @@ class Row:
         """``peer / ours``: how many times faster this project is than the peer."""
         return _ratio(self.best(name), self.best("ours"))
 
+    def peer_total_ratio(self, name: str) -> float | None:
+        """``peer whole call / ours``: ``rrule`` plus pullback against the peer's forward+backward."""
+        return _ratio(self.best(f"{name}_total"), self.best("total"))
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON form of the row."""
         return {
@@ -145,6 +151,7 @@ class Row:
                     "max_error": peer.max_error,
                     "first_call": self.first_call(name),
                     "peer_over_ours": self.peer_ratio(name),
+                    "total_over_ours_total": self.peer_total_ratio(name),
                 }
                 for name, peer in self.peers.items()
             },
@@ -290,6 +297,14 @@ def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
         peer_results[peer.name] = PeerResult("ok", max_error=peer_error)
         callables[peer.name] = run
         first_calls[peer.name] = peer_seconds
+        total = peer.total_runner(case, inputs)
+        if total is not None:  # checked like the pullback; a failure only drops the column
+            try:
+                total_ok, _ = compare(total[1](total[0]()), reference, case.rtol)
+            except Exception:  # noqa: BLE001
+                total_ok = False
+            if total_ok:
+                callables[f"{peer.name}_total"] = total[0]
     return Prepared(case, size, inputs, callables, first_calls, error, peer_results)
 
 
