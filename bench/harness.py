@@ -271,6 +271,8 @@ def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
     ours_reference = reference
     if primal is not None:
         ours_reference = flatten(case.reference(dataclasses.replace(inputs, output=primal)))
+    if case.align is not None:
+        result = case.align(result, ours_reference)
     ok, error = compare(result, ours_reference, case.rtol)
     if not ok:
         raise Disagreement(
@@ -289,7 +291,10 @@ def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
         try:
             run, fetch = peer.runner(case, inputs)
             peer_seconds, out = first_call(run)
-            peer_ok, peer_error = compare(fetch(out), reference, case.rtol)
+            fetched = fetch(out)
+            if case.align is not None:
+                fetched = case.align(tuple(np.asarray(a) for a in fetched), reference)
+            peer_ok, peer_error = compare(fetched, reference, case.rtol)
         except Exception as exc:  # noqa: BLE001 (a failing peer is reported, the row goes on)
             peer_results[peer.name] = PeerResult("error", f"{type(exc).__name__}: {exc}")
             continue
