@@ -4,6 +4,7 @@ Every distinct dtype (and layout) is a separate Numba compilation, so the tests 
 float64, float32 and complex128, C-contiguous, and pass flags as Python bools and ints.
 """
 
+import importlib.util
 from pathlib import Path
 
 import numba
@@ -105,3 +106,15 @@ def families(rng, dtype):
         return {k: np.ascontiguousarray(v, dtype=dtype) for k, v in out.items()}
 
     return families
+
+
+@pytest.fixture(scope="session")
+def acc():
+    """The accuracy helpers of the forward-factorization tests (``_accuracy.py`` beside this file).
+
+    Loaded by path: under ``--import-mode=importlib`` test directories are not on ``sys.path``.
+    """
+    spec = importlib.util.spec_from_file_location("_kernel_test_accuracy", HERE / "_accuracy.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -68,8 +68,10 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import eigh as keigh
+from kernels.eigh_forward import EIGH_CROSSOVER_N, eigh_batched
 from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
 from rules.core.registry import frule, rrule, split_cotangent
+from rules.linalg._batched_forward import small_stack
 from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
@@ -293,8 +295,28 @@ def _values_rule(name: str, A: Any, w: np.ndarray, V: np.ndarray) -> tuple[np.nd
 # --- np.linalg.eigh / eigvalsh ---------------------------------------------------------------------
 
 
+_EighResult = type(np.linalg.eigh(np.eye(1)))
+
+
+def _stack_eigh(dense: np.ndarray, lower: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(w, V)`` from the batched Jacobi kernel for a stack of small matrices, else ``None``.
+
+    The eigenvectors carry the kernel's gauge (each column's largest entry real positive),
+    not LAPACK's arbitrary one; eigenvalues agree with LAPACK's to rounding.
+    """
+    stack = small_stack(dense, EIGH_CROSSOVER_N)
+    if stack is None:
+        return None
+    w, V = eigh_batched(stack, lower=lower)
+    return w.reshape(dense.shape[:-1]), V.reshape(dense.shape)
+
+
 def _numpy_eigh(name: str, a: Any, UPLO: str) -> tuple[np.ndarray, Any]:
     dense = square_input(name, a)
+    if isinstance(UPLO, str) and UPLO.upper() in ("L", "U"):
+        pair = _stack_eigh(dense, UPLO.upper() == "L")
+        if pair is not None:
+            return dense, _EighResult(*pair)
     return dense, np.linalg.eigh(dense, UPLO)
 
 
@@ -383,6 +405,14 @@ class _ScipyEigh:
             # returns NaN, which is what a rule promises for NaN input.
             w, V = np.linalg.eigh(dense, "L" if lower else "U")
             self.w, self.V = w[..., self.lo : self.hi + 1], V[..., self.lo : self.hi + 1]
+            return
+        plain = subset is None and options.get("driver") is None and options.get("type", 1) == 1
+        # a non-finite input with check_finite goes to scipy, which raises its error
+        pair = None
+        if plain and (not check_finite or np.isfinite(dense).all()):
+            pair = _stack_eigh(dense, lower)
+        if pair is not None:
+            self.w, self.V = pair
             return
         self.w, V = sla.eigh(
             dense,

@@ -76,8 +76,10 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import svd as ksvd
+from kernels.svd_forward import SVD_CROSSOVER_N, svd_batched
 from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
 from rules.core.registry import frule, rrule, split_cotangent
+from rules.linalg._batched_forward import small_stack
 from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
@@ -392,8 +394,31 @@ def _frule(
 # --- np.linalg.svd / svdvals -----------------------------------------------------------------------
 
 
+_SVDResult = type(np.linalg.svd(np.eye(1)))
+
+
+def _stack_svd(dense: np.ndarray, full: bool) -> tuple[np.ndarray, ...] | None:
+    """``(U, s, Vh)`` from the batched Jacobi kernel for a stack of small matrices, else ``None``.
+
+    Thin factors only, so ``full=True`` takes it for square matrices alone. The singular
+    vectors carry the kernel's gauge (each ``u_j``'s largest entry real positive), not
+    LAPACK's arbitrary one.
+    """
+    m, n = dense.shape[-2:]
+    stack = small_stack(dense, SVD_CROSSOVER_N) if not full or m == n else None
+    if stack is None:
+        return None
+    U, s, Vh = svd_batched(stack)
+    k = min(m, n)
+    batch = dense.shape[:-2]
+    return U.reshape(*batch, m, k), s.reshape(*batch, k), Vh.reshape(*batch, k, n)
+
+
 def _numpy_svd(name: str, a: Any, full_matrices: bool, hermitian: bool) -> Any:
     def call(dense: np.ndarray, full: bool) -> Any:
+        factors = None if hermitian else _stack_svd(dense, full)
+        if factors is not None:
+            return _SVDResult(*factors)
         return np.linalg.svd(dense, full_matrices=full, hermitian=hermitian)
 
     return _decompose(name, a, full_matrices, hermitian, call)
@@ -460,6 +485,10 @@ def _scipy_svd(
         raise ValueError(f"{name}: overwrite_a=True is not differentiable (it mutates the input)")
 
     def call(dense: np.ndarray, full: bool) -> Any:
+        if not check_finite or np.isfinite(dense).all():  # else scipy raises its error
+            factors = _stack_svd(dense, full)
+            if factors is not None:
+                return list(factors)  # scipy returns a list for stacks
         return sla.svd(
             dense, full_matrices=full, check_finite=check_finite, lapack_driver=lapack_driver
         )
