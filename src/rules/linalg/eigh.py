@@ -33,7 +33,12 @@ For smooth functions of the matrix that the decomposition does not determine at 
 ``trace(M V diag(f(w)) V^H)`` with a general ``M`` (whose in-block Daleckii-Krein term
 ``f'(w) (V^H M V)_ij`` no cotangent of ``(w, V)`` carries), use the matrix-function rules
 (``scipy.linalg.expm``, ``funm``, ... on ``Symmetric``/``Hermitian`` inputs,
-``rules.linalg.matfun``), which are exact there. A loss of one eigenvalue of a repeated pair
+``rules.linalg.matfun``), which are exact there. The pullback refuses such a loss where it
+can see it: a ``V_bar`` whose ``V^H V_bar`` has a Hermitian off-diagonal part inside a tie
+(above ``sqrt(eps) ||V_bar||``) raises :class:`TieError` (``tr(C A^2)`` at ``A = I``), since the
+same cotangents come from losses with other derivatives (``tr(C V V^H)``); a loss whose
+in-tie coupling leaves no trace in the cotangent (``tr(C (A - I))`` at ``A = I``) cannot be
+flagged. A loss of one eigenvalue of a repeated pair
 (``w[0]`` at ``A = I``) has no derivative; the pullback returns one one-sided value.
 
 Gauge. The phase of each complex eigenvector and the basis inside a degenerate eigenspace are

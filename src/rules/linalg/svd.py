@@ -43,7 +43,9 @@ loss is kept in full. As for eigh, the in-block coupling ``f'(s)`` times the Her
 ``U^H G V`` inside a tie is carried by no cotangent of ``(U, s, V^H)`` (at ``A = I``, ``Re <G, A>``
 and ``Re <G, U V^H>`` give the same cotangents), so it is returned as 0; for functions of a
 symmetric/Hermitian matrix use the matrix-function rules (``rules.linalg.matfun``), which are
-exact there.
+exact there. Vector cotangents whose Hermitian parts of ``U^H U_bar`` and ``V^H V_bar`` differ
+off the diagonal inside a tie (``tr(C A A^H)``, a function of ``U`` alone) raise
+:class:`TieError`: that part is no gauge, and no cotangent of the SVD resolves it.
 
 Gauge. The common phase of each complex pair ``(u_i, v_i)``, rotations inside a repeated singular
 value, the singular vectors of zero singular values and the rotation of the ``full_matrices``
