@@ -53,7 +53,7 @@ def object_input(args: tuple[Any, ...]) -> int | None:
     their elements checked too, one level deep.
     """
     for i, a in enumerate(args):
-        if type(a) is np.ndarray and a.dtype != object:  # the common case
+        if type(a) is np.ndarray and not a.dtype.hasobject:  # the common case
             continue
         if _is_object_array(a) or (
             isinstance(a, list | tuple) and any(_is_object_array(x) for x in a)

@@ -73,7 +73,7 @@ from tangents import (
     canonicalize,
     unthunk,
 )
-from tangents.structural import has_fields
+from tangents.structural import field_names, has_fields
 
 __all__ = [
     "RuleTable",
@@ -316,10 +316,12 @@ def _check_cotangent(f: Any, y: Any, y_bar: Any, shape: tuple[int, ...] | None) 
         if isinstance(y_bar, Tangent):
             y_bar = match_fields(name, "the cotangent", y_bar, y)
         if isinstance(y_bar, Tangent | tuple | list):
+            fields = field_names(type(y))
             for i, (part, y_i) in enumerate(zip(split_cotangent(y_bar, len(y)), y, strict=True)):
                 shape_i = primal_shape(y_i)
                 if shape_i is not None and not isinstance(part, AbstractZero | AbstractThunk):
-                    check_array_tangent(name, f"the cotangent of output {i}", part, shape_i)
+                    label = f"output {i}" if fields is None else fields[i]
+                    check_array_tangent(name, f"the cotangent of {label}", part, shape_i)
     return y_bar
 
 
@@ -352,7 +354,7 @@ class _ReverseRules(RuleTable):
 
         def pullback_skipping_zeros(y_bar: Any) -> tuple[Any, ...]:
             try:
-                if type(y_bar) is np.ndarray and y_bar.shape == shape and y_bar.dtype != object:
+                if type(y_bar) is np.ndarray and y_bar.shape == shape and not y_bar.dtype.hasobject:
                     return _fit_to_call(pullback(y_bar), n_args, positional)  # the hot case
                 if type(y_bar) is not np.ndarray and isinstance(y_bar, AbstractThunk):
                     # The pullback needs the value anyway; evaluating it here also catches a
@@ -380,7 +382,7 @@ def _check_tangents(f: Any, tangents: tuple[Any, ...], args: tuple[Any, ...]) ->
     checked = list(tangents)
     for i, (t, a) in enumerate(zip(tangents[1:], args, strict=True)):
         plain = type(t) is np.ndarray and type(a) is np.ndarray
-        if plain and t.shape == a.shape and t.dtype != object:
+        if plain and t.shape == a.shape and not t.dtype.hasobject:
             continue  # the common case
         t = unthunk(t) if isinstance(t, AbstractThunk) else t
         if isinstance(t, AbstractZero):
