@@ -18,11 +18,27 @@ tangent of an frule all mean ``ZeroTangent()``, and rules never receive ``None``
 convention of PyTorch's and HIPS autograd's ``None`` gradients; ``ZeroTangent()`` is the
 library's own spelling and what rules return.
 
-So is the shape of the cotangent of an array (or scalar) output: one whose ``shape`` differs from
-the output's raises ``ValueError`` naming the function and both shapes before the rule's pullback
-runs, instead of being broadcast or summed into a wrong answer (DESIGN.md section 3). Cotangents
-without a ``shape`` (numbers, zeros) and the components of multi-output cotangents are left to
-the rule.
+So are the checks every rule would otherwise repeat (:mod:`rules.core.checks`), each raising an
+error that names the function before the rule runs:
+
+* an object array among the arguments raises ``TypeError`` (in ``rrule`` and ``frule``);
+* the cotangent of an array (or scalar) output, and each component of the cotangent of a tuple
+  output, must have the output's shape (``ValueError`` otherwise, instead of being broadcast or
+  summed into a wrong answer, DESIGN.md section 3); a list, a tuple, or a number for an array of
+  more than one element, raises ``TypeError``. Values without a ``shape`` of other types (zeros,
+  user tangent types) and thunked components are left to the rule;
+* a ``Tangent`` cotangent of a tuple output whose ``primal_type`` is another type is matched to
+  the output's fields by name, or refused with ``TypeError`` naming the expected type: it is never
+  read by position;
+* when no argument has a tangent space (bools, bool arrays, strings, ``None``), the pullback
+  is not called: every cotangent is ``NoTangent()``, whatever the rule would have made of it
+  (an eigh of a bool matrix has ties, which must not raise);
+* the frule's input tangents get the same checks against their arguments (shapes of array
+  arguments, fields of tuple arguments).
+
+An exception raised inside a rule, its pullback or its pushforward whose message does not name
+the function (numpy's and scipy's own errors) is raised again as the same type, the function's
+name in front, chained to the original (``__cause__``).
 
 Fitting the cotangents to the call: a rule keeps its function's signature, options included
 (``def sum_rrule(a, axis=None, dtype=None, out=None, keepdims=False)``), and its pullback returns
@@ -38,7 +54,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import numbers
 import sys
 import types
 from collections.abc import Callable
@@ -46,7 +61,16 @@ from typing import Any
 
 import numpy as np
 
-from rules.core.cotangents import check_shape, missing_operation
+from rules.core.checks import (
+    check_array_tangent,
+    has_no_tangent_space,
+    match_fields,
+    named,
+    object_input,
+    object_input_error,
+    primal_shape,
+)
+from rules.core.cotangents import missing_operation
 from tangents import (
     AbstractThunk,
     AbstractZero,
@@ -56,7 +80,7 @@ from tangents import (
     canonicalize,
     unthunk,
 )
-from tangents.structural import has_fields
+from tangents.structural import field_names, has_fields
 
 __all__ = [
     "RuleTable",
@@ -370,13 +394,41 @@ def function_name(f: Any) -> str:
     return ".".join([first, *(part for part in rest if not part.startswith("_")), name])
 
 
-def _output_shape(y: Any) -> tuple[int, ...] | None:
-    """The shape a cotangent of the output ``y`` must have; ``None`` when the rule checks it."""
-    if isinstance(y, np.ndarray | np.generic):
-        return y.shape
-    if isinstance(y, numbers.Number):
-        return ()
-    return None
+def _check_cotangent(f: Any, y: Any, y_bar: Any, shape: tuple[int, ...] | None) -> Any:
+    """The checks of the module docstring on a non-zero cotangent; ``y_bar``, fields matched.
+
+    For a tuple output each component is checked against its output (thunks are not evaluated).
+    """
+    if shape is not None:
+        check_array_tangent(f"{function_name(f)} pullback", "the cotangent", y_bar, shape)
+    elif isinstance(y, tuple):
+        name = f"{function_name(f)} pullback"
+        if isinstance(y_bar, Tangent):
+            y_bar = match_fields(name, "the cotangent", y_bar, y)
+        if isinstance(y_bar, Tangent | tuple | list):
+            fields = field_names(type(y))
+            for i, (part, y_i) in enumerate(zip(split_cotangent(y_bar, len(y)), y, strict=True)):
+                shape_i = primal_shape(y_i)
+                if shape_i is not None and not isinstance(part, AbstractZero | AbstractThunk):
+                    label = f"output {i}" if fields is None else fields[i]
+                    check_array_tangent(name, f"the cotangent of {label}", part, shape_i)
+    return y_bar
+
+
+def _renamed(error: Exception, f: Any, stage: str) -> Exception | None:
+    """The error to raise instead of ``error``, met in ``f``'s rule at ``stage``; ``None``: as is.
+
+    A user's tangent type lacking a protocol operation gets a ``TypeError`` naming the rule and
+    the operation; any other error whose message does not name ``f`` is renamed
+    (:func:`rules.core.checks.named`).
+    """
+    name = function_name(f)
+    if isinstance(error, AttributeError):
+        part = {"": "rule", " pullback": "pullback", " pushforward": "frule"}[stage]
+        missing = missing_operation(error, f"{name}'s {part}")
+        if missing is not None:
+            return missing
+    return named(error, name, stage)
 
 
 class _ReverseRules(RuleTable):
@@ -388,49 +440,74 @@ class _ReverseRules(RuleTable):
         if found is None:
             return None
         rule, takes_callable = found
+        bad = object_input(args)
+        if bad is not None:
+            raise object_input_error(function_name(f), bad)
         lifted = _foreign(args) if _FOREIGN else None
-        if lifted is not None:
-            result = lifted.lifted_rrule(f, args, kwargs)
-        elif takes_callable:
-            result = rule(f, *args, **kwargs)
-        else:
-            result = rule(*args, **kwargs)
+        try:
+            if lifted is not None:
+                result = lifted.lifted_rrule(f, args, kwargs)
+            elif takes_callable:
+                result = rule(f, *args, **kwargs)
+            else:
+                result = rule(*args, **kwargs)
+        except Exception as error:
+            renamed = _renamed(error, f, "")
+            if renamed is None:
+                raise
+            raise renamed from error
         if result is None:
             return None
         y, pullback = result
         n_args = len(args)
         positional = self._positional.get(rule)
-        shape = _output_shape(y)
-
-        def run(y_bar: Any) -> tuple[Any, ...]:
-            try:
-                return _fit_to_call(pullback(y_bar), n_args, positional)
-            except AttributeError as error:  # a user's tangent type lacking a protocol operation
-                named = missing_operation(error, f"{function_name(f)}'s pullback")
-                if named is None:
-                    raise
-                raise named from error
+        shape = primal_shape(y)
+        constant = bool(args) and all(map(has_no_tangent_space, args))
 
         def pullback_skipping_zeros(y_bar: Any) -> tuple[Any, ...]:
-            if type(y_bar) is np.ndarray and y_bar.shape == shape:  # the hot case, checks done
-                return run(y_bar)
-            if type(y_bar) is not np.ndarray and isinstance(y_bar, AbstractThunk):
-                # The pullback needs the value anyway; evaluating it here also catches a thunk
-                # whose value is a zero, which rules would otherwise receive.
-                y_bar = y_bar.unthunk()
-            if is_zero_cotangent(y_bar):
-                return _zero_cotangents(f, n_args)
-            if (type(y_bar) is tuple or type(y_bar) is list) and any(p is None for p in y_bar):
-                y_bar = type(y_bar)(ZeroTangent() if p is None else p for p in y_bar)
-            if shape is not None:
-                got = getattr(y_bar, "shape", None)
-                if got is not None and tuple(got) != shape:  # the name only on failure: hot path
-                    check_shape(f"{function_name(f)} pullback", "the cotangent", y_bar, shape)
-            return run(y_bar)
+            try:
+                if type(y_bar) is np.ndarray and y_bar.shape == shape and not y_bar.dtype.hasobject:
+                    return _fit_to_call(pullback(y_bar), n_args, positional)  # the hot case
+                if type(y_bar) is not np.ndarray and isinstance(y_bar, AbstractThunk):
+                    # The pullback needs the value anyway; evaluating it here also catches a
+                    # thunk whose value is a zero, which rules would otherwise receive.
+                    y_bar = y_bar.unthunk()
+                if is_zero_cotangent(y_bar):
+                    return _zero_cotangents(f, n_args)
+                if (type(y_bar) is tuple or type(y_bar) is list) and any(p is None for p in y_bar):
+                    y_bar = type(y_bar)(ZeroTangent() if p is None else p for p in y_bar)
+                y_bar = _check_cotangent(f, y, y_bar, shape)
+                if constant:  # bools and strings only: nothing to differentiate, nor to raise
+                    return (_zero_cotangents(f, 0)[0],) + (NoTangent(),) * n_args
+                return _fit_to_call(pullback(y_bar), n_args, positional)
+            except Exception as error:
+                renamed = _renamed(error, f, " pullback")
+                if renamed is None:
+                    raise
+                raise renamed from error
 
         # Tracebacks and reprs show the rule's own pullback name.
         pullback_skipping_zeros.__qualname__ = getattr(pullback, "__qualname__", "pullback")
         return y, pullback_skipping_zeros
+
+
+def _check_tangents(f: Any, tangents: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The input tangents, checked against their arguments (module docstring), fields matched."""
+    checked = list(tangents)
+    for i, (t, a) in enumerate(zip(tangents[1:], args, strict=True)):
+        plain = type(t) is np.ndarray and type(a) is np.ndarray
+        if plain and t.shape == a.shape and not t.dtype.hasobject:
+            continue  # the common case
+        t = unthunk(t) if isinstance(t, AbstractThunk) else t
+        if isinstance(t, AbstractZero):
+            continue
+        what = f"the tangent of argument {i}"
+        shape = primal_shape(a)
+        if shape is not None:
+            check_array_tangent(f"{function_name(f)} pushforward", what, t, shape)
+        elif isinstance(a, tuple) and isinstance(t, Tangent):
+            checked[i + 1] = match_fields(f"{function_name(f)} pushforward", what, t, a)
+    return tuple(checked)
 
 
 class _ForwardRules(RuleTable):
@@ -446,6 +523,10 @@ class _ForwardRules(RuleTable):
                 f"(f_dot, one per positional argument), got {got}"
             )
         tangents = _none_as_zero(tangents)
+        bad = object_input(args)
+        if bad is not None:
+            raise object_input_error(function_name(f), bad)
+        tangents = _check_tangents(f, tangents, args)
         if all(isinstance(t, AbstractZero) for t in tangents):
             # The primal still comes from the rule set, so that its checks of the arguments
             # (refused options, structured inputs) and its forward computation apply unchanged.
@@ -459,11 +540,11 @@ class _ForwardRules(RuleTable):
             if takes_callable:
                 return rule(tangents, f, *args, **kwargs)
             return rule(tangents, *args, **kwargs)
-        except AttributeError as error:  # a user's tangent type lacking a protocol operation
-            named = missing_operation(error, f"{function_name(f)}'s frule")
-            if named is None:
+        except Exception as error:
+            renamed = _renamed(error, f, " pushforward")
+            if renamed is None:
                 raise
-            raise named from error
+            raise renamed from error
 
 
 rrule = _ReverseRules("rrule")
