@@ -20,10 +20,17 @@ import numpy as np
 import pytest
 import scipy
 import scipy.linalg as sla
+import scipy.signal
+import scipy.sparse as sp
+import scipy.sparse.linalg as spl
 import scipy.special
+import scipy.stats
 
 import rules
-import rules.special  # deferred until scipy.special is in use: registered here for the census
+import rules.signal  # deferred until scipy.signal is in use: registered here for the census
+import rules.sparse.linalg
+import rules.special  # deferred the same way
+import rules.stats
 from rules import frule, rrule
 from rules.linalg.matfun import MatrixFunction
 from rules.testing import RecordingTangent
@@ -266,7 +273,7 @@ def test_a_structured_primal_meets_the_type_s_own_matmul():
 # function -> cases (argument tuples, or case(...) with options or several outputs)
 REFUSAL_CASES = {
     np.matmul: [(_real(3, 4), _real(4)), (_real(2, 3, 4), _real(4, 2))],
-    operator.matmul: [(_real(4), _real(4, 2))],
+    operator.matmul: [(_real(4), _real(4, 2)), (sp.csr_array(_square(3)), _real(3, 2))],
     np.dot: [(_real(3, 4), _real(4)), (_real(2), _real(2))],
     np.inner: [(_real(3), _real(3))],
     np.outer: [(_real(2, 2), _real(3))],
@@ -355,6 +362,17 @@ REFUSAL_CASES = {
     scipy.special.logsumexp: [(_real(3, 2),)],
     scipy.special.softmax: [(_real(3, 2),)],
     scipy.special.log_softmax: [(_real(3, 2),)],
+    scipy.stats.multivariate_normal.logpdf: [(_real(4, 3), _real(3), _spd(3))],
+    scipy.stats.multivariate_normal.pdf: [(_real(3), _real(3), _spd(3))],
+    spl.spsolve: [(sp.csc_array(_square(3)), _real(3))],
+    spl.splu: [(sp.csc_array(_square(3)),)],
+    spl.expm_multiply: [(sp.csr_array(0.3 * _real(3, 3)), _real(3))],
+    scipy.signal.convolve: [(_real(5), _real(3))],
+    scipy.signal.correlate: [(_real(5), _real(3))],
+    scipy.signal.fftconvolve: [(_real(5), _real(3))],
+    scipy.signal.convolve2d: [(_real(3, 3), _real(2, 2))],
+    scipy.signal.correlate2d: [(_real(3, 3), _real(2, 2))],
+    scipy.signal.lfilter: [(_real(2), np.array([1.0, 0.5]), _real(5))],
     sla.inv: [case(np.triu(_square(3)), assume_a="upper triangular")],
     np.linalg.solve: [(_square(3), _real(3)), (np.stack([_square(3)] * 2), _real(2, 3, 2))],
     sla.solve: [case(_square(3), _real(3, 2), assume_a="diagonal"), (_square(3), _real(3))],
@@ -366,6 +384,115 @@ REFUSAL_CASES = {
         case(_real(4, 2), _real(4, 3), at=(3, 4)),
     ],
 }
+# Issue 19 (rule coverage), numpy: np.fft
+REFUSAL_CASES.update(
+    {
+        np.fft.fft: [(_complex(4),)],
+        np.fft.ifft: [(_complex(4),)],
+        np.fft.fft2: [(_complex(2, 3),)],
+        np.fft.ifft2: [(_complex(2, 3),)],
+        np.fft.fftn: [(_complex(2, 3),)],
+        np.fft.ifftn: [(_complex(2, 3),)],
+        np.fft.rfft: [(_real(4),)],
+        np.fft.irfft: [(_complex(3),)],
+        np.fft.rfft2: [(_real(2, 4),)],
+        np.fft.irfft2: [(_complex(2, 3),)],
+        np.fft.rfftn: [(_real(2, 4),)],
+        np.fft.irfftn: [(_complex(2, 3),)],
+        np.fft.hfft: [(_complex(3),)],
+        np.fft.ihfft: [(_real(4),)],
+        np.fft.fftshift: [(_real(4),)],
+        np.fft.ifftshift: [(_real(4),)],
+        np.fft.fftfreq: [(4, np.array(0.3))],
+        np.fft.rfftfreq: [(4, np.array(0.3))],
+    }
+)
+# Issue 19, numpy: more array functions
+REFUSAL_CASES.update(
+    {
+        np.nan_to_num: [(_real(3),)],
+        np.real_if_close: [(_complex(3),)],
+        np.select: [([_real(3) > 0], [_real(3)], _real(3))],
+        np.atleast_1d: [(_real(3),)],
+        np.atleast_2d: [(_real(3),)],
+        np.atleast_3d: [(_real(3),)],
+        np.fliplr: [(_real(2, 3),)],
+        np.flipud: [(_real(2, 3),)],
+        np.rot90: [(_real(2, 3),)],
+        np.rollaxis: [(_real(2, 3, 4), 2)],
+        np.copy: [(_real(3),)],
+        np.asarray: [(_real(3),)],
+        np.astype: [(_real(3), np.float32)],
+        np.hsplit: [case(_real(4), 2, at=(0, 2))],
+        np.vsplit: [case(_real(4, 2), 2, at=(1, 2))],
+        np.dsplit: [case(_real(1, 2, 4), 2, at=(0, 2))],
+        np.partition: [(_real(5), 2)],
+        np.bincount: [(np.array([0, 1, 1]), _real(3))],
+        np.diff: [(_real(4),)],
+        np.gradient: [(_real(5),)],
+        np.trapezoid: [(_real(4),)],
+        np.nansum: [(_real(3, 2), 0)],
+        np.nanmean: [(_real(3, 2), 0)],
+        np.nanvar: [(_real(3, 2), 0)],
+        np.nanstd: [(_real(3, 2), 0)],
+        np.nanmax: [(_real(3, 2), 0)],
+        np.nanmin: [(_real(3, 2), 0)],
+        np.nanprod: [(_real(3, 2), 0)],
+        np.nancumsum: [(_real(3, 2), 0)],
+        np.nancumprod: [(_real(3, 2), 0)],
+        np.ptp: [(_real(3, 2), 0)],
+        np.quantile: [(_real(5), np.array(0.3))],
+        np.percentile: [(_real(5), np.array(30.0))],
+        np.median: [(_real(5),)],
+        np.nanquantile: [(_real(5), np.array(0.3))],
+        np.nanpercentile: [(_real(5), np.array(30.0))],
+        np.nanmedian: [(_real(5),)],
+        np.cov: [(_real(2, 4),)],
+        np.corrcoef: [(_real(2, 4),)],
+        np.convolve: [(_real(4), _real(2))],
+        np.correlate: [(_real(4), _real(2))],
+        np.interp: [(np.array([0.5, 1.5]), np.arange(3.0), _real(3))],
+        np.polyval: [(_real(3), _real(2))],
+        np.linspace: [(np.array(0.0), np.array(1.0), 3)],
+        np.full: [((2,), np.array(0.5))],
+        np.tensordot: [(_real(2, 3), _real(3, 2), 1)],
+        np.linalg.tensordot: [case(_real(2, 3), _real(3, 2), axes=1)],
+        np.cross: [(_real(3), _real(3))],
+        np.linalg.cross: [(_real(3), _real(3))],
+        np.vecdot: [(_real(3), _real(3))],
+        np.linalg.vecdot: [(_real(3), _real(3))],
+        np.linalg.tensorsolve: [(_square(4).reshape(2, 2, 4), _real(2, 2))],
+        np.linalg.tensorinv: [(_square(4).reshape(4, 2, 2), 1)],
+        np.linalg.cond: [(_square(3),), (_square(3), 1)],
+    }
+)
+GENERIC_CASES.update(
+    {
+        np.linalg.outer: [(_real(3), _real(2)), (_complex(2), _complex(3))],
+        np.matrix_transpose: [(_real(3, 2),), (_complex(2, 3, 2),)],
+        np.linalg.matrix_transpose: [(_real(3, 2),)],
+        sla.pinv: [(_real(3, 2),), (_square(3),), (_complex(2, 3),)],
+        sla.lstsq: [
+            case(_real(4, 2), _real(4, 3), at=(0, 4)),
+            case(_complex(2, 4), _complex(2, 3), at=(0, 4)),
+        ],
+    }
+)
+REFUSAL_CASES.update(
+    {
+        sla.det: [(_square(3),)],
+        sla.eig: [case(_square(3), at=(1, 2))],
+        sla.eigvals: [(_square(3),)],
+        sla.norm: [(_real(3, 3),)],
+        sla.lstsq: [case(_real(4, 2), _real(4), at=(0, 4))],
+        sla.block_diag: [(_real(2, 2), _real(1, 2))],
+        sla.toeplitz: [(_real(3), _real(3))],
+        sla.circulant: [(_real(3),)],
+        sla.solve_continuous_lyapunov: [(_square(3) - 2 * np.eye(3), _real(3, 3))],
+        sla.solve_discrete_lyapunov: [(0.3 * _square(3), _real(3, 3))],
+        sla.solve_continuous_are: [(_square(2), _real(2, 1), _spd(2), _spd(1))],
+    }
+)
 NAMED_AS = {
     np.amax: "max",
     np.amin: "min",
@@ -395,6 +522,23 @@ def _defined_by(rule, name):
     return rule.__code__.co_name == name
 
 
+SPECIAL_ARGUMENTS = {
+    scipy.special.polygamma: (1, _real(3, 2) ** 2 + 0.5),
+    scipy.special.multigammaln: (_real(3, 2) ** 2 + 2.0, 2),
+    scipy.special.zeta: (_real(3, 2) ** 2 + 2.0, _real(3, 2) ** 2 + 0.5),
+    scipy.special.expn: (1, _real(3, 2) ** 2 + 0.5),  # a float order: scipy warns
+    **{
+        getattr(getattr(scipy.stats, dist), method): (np.full((3, 2), 0.6), *shapes)
+        for dist, shapes in {"norm": (), "t": (3.0,), "gamma": (2.0,), "beta": (2.0, 3.0)}.items()
+        for method in ("pdf", "logpdf", "cdf", "logcdf")
+    },
+    **{
+        getattr(scipy.stats.poisson, method): (np.full((3, 2), 2), np.full((3, 2), 2.5))
+        for method in ("pmf", "logpmf", "cdf", "logcdf")
+    },
+}
+
+
 def _elementwise_cases():
     """A case for each rule made by ``scalar_rule`` (and the operators routed to one)."""
     cases = {}
@@ -406,8 +550,12 @@ def _elementwise_cases():
         else:
             continue
         x = np.full((3, 2), 1.6 if f_ufunc is np.arccosh else 0.6)
-        if _defined_by(rrule.lookup(f_ufunc)[0], "elementwise_rrule"):
-            cases[f] = (f_ufunc.__name__, (x,) * f_ufunc.nin)
+        if f in SPECIAL_ARGUMENTS:  # not ufuncs, or integer arguments
+            cases[f] = (f.__name__, Case(SPECIAL_ARGUMENTS[f], {}))
+        elif _defined_by(rrule.lookup(f_ufunc)[0], "elementwise_rrule"):
+            nout = getattr(f_ufunc, "nout", 1)  # np.sinc is no ufunc
+            at = (0, nout) if nout > 1 else None  # np.modf, np.frexp
+            cases[f] = (f_ufunc.__name__, Case((x,) * getattr(f_ufunc, "nin", 1), {}, at))
     return cases
 
 
@@ -418,8 +566,8 @@ def _refusal_cases():
     for f, cases in REFUSAL_CASES.items():
         for c in cases:
             yield f, NAMED_AS.get(f, f.__name__), _as_case(c)
-    for f, (name, args) in ELEMENTWISE_CASES.items():
-        yield f, name, Case(args, {})
+    for f, (name, c) in ELEMENTWISE_CASES.items():
+        yield f, name, c
 
 
 def _ids(v):
@@ -441,6 +589,8 @@ def _tangent_of(x, log):
     """A RecordingTangent for each float or complex array argument, ``NoTangent()`` for others."""
     if isinstance(x, np.ndarray) and x.dtype.kind in "fc":
         return RecordingTangent(_cotangent_like(x), log)
+    if sp.issparse(x):  # a dense recording tangent: the sparse rules refuse it by name
+        return RecordingTangent(_cotangent_like(x.toarray()), log)
     if isinstance(x, list) and all(isinstance(v, np.ndarray) for v in x):
         return Tangent(tuple, *(_tangent_of(v, log) for v in x))
     return NoTangent()

@@ -1,4 +1,4 @@
-r"""Rules of indexing: ``x[idx]`` (``operator.getitem``), ``take``, ``take_along_axis``, ``sort``.
+r"""Rules of indexing: ``x[idx]`` (``operator.getitem``), ``take``, ``take_along_axis``, ``sort``, ``partition``, ``bincount``.
 
 Each output entry is an entry of ``x``, so the pushforward indexes the tangent the same way and
 the pullback scatters the cotangent back: :math:`\bar x = \sum_k \bar y_k\, e_{i_k}`. Where an
@@ -37,7 +37,15 @@ from rules.core.cotangents import as_array_cotangent
 from rules.core.linear_frules import register_linear_frule
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule, rrule
-from tangents import InplaceableThunk, NoTangent, ProjectTo, Thunk, tangent_dtype
+from tangents import (
+    InplaceableThunk,
+    NoTangent,
+    ProjectTo,
+    Thunk,
+    ZeroTangent,
+    tangent_dtype,
+    unthunk,
+)
 
 __all__: list[str] = []
 
@@ -228,3 +236,82 @@ def sort_frule(
     if axis is None:
         return y, ProjectTo(y)(a_dot.reshape(-1)[perm])
     return y, ProjectTo(y)(np.take_along_axis(a_dot, perm, axis=axis))
+
+
+# --- partition ----------------------------------------------------------------------------------
+
+
+@rrule_with_options(np.partition)
+def partition_rrule(
+    a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None
+) -> Any:
+    """``y = partition(a, kth, axis)``: ``ā`` is ``ȳ`` put back through ``argpartition``'s permutation.
+
+    numpy's ``partition`` and ``argpartition`` run the same selection, so
+    ``take_along_axis(a, argpartition(a, kth), axis)`` is ``partition(a, kth)``.
+    """
+    refuse("partition", order=order)
+    y = np.partition(a, kth, axis=axis, kind=kind)
+    perm = np.argpartition(a, kth, axis=axis, kind=kind)
+    shape = np.shape(a)
+    project_a = ProjectTo(a)
+
+    def partition_pullback(y_bar: Any) -> tuple[Any, Any]:
+        g = as_array_cotangent(y_bar, "np.partition's pullback")
+        a_bar = np.zeros(np.shape(y), dtype=np.result_type(g))
+        np.put_along_axis(a_bar, perm, g, axis=-1 if axis is None else axis)
+        return NoTangent(), project_a(a_bar.reshape(shape))
+
+    return y, partition_pullback
+
+
+@frule.register(np.partition)
+def partition_frule(
+    tangents: tuple[Any, ...],
+    a: Any,
+    kth: Any,
+    axis: Any = -1,
+    kind: str = "introselect",
+    order: Any = None,
+) -> Any:
+    """``ẏ = take_along_axis(ȧ, argpartition(a, kth), axis)``."""
+    refuse("partition", order=order)
+    y = np.partition(a, kth, axis=axis, kind=kind)
+    perm = np.argpartition(a, kth, axis=axis, kind=kind)
+    a_dot = np.asarray(as_array_cotangent(tangents[1], "np.partition's frule"))
+    if axis is None:
+        return y, ProjectTo(y)(a_dot.reshape(-1)[perm])
+    return y, ProjectTo(y)(np.take_along_axis(a_dot, perm, axis=axis))
+
+
+# --- bincount -----------------------------------------------------------------------------------
+
+
+@rrule_with_options(np.bincount)
+def bincount_rrule(x: Any, weights: Any = None, minlength: int = 0) -> Any:
+    """``y = bincount(x, weights)``: ``w̄ = Re(ȳ)[x]`` (``y`` is a scatter-add of ``w``).
+
+    The counts ``x`` are integers (``NoTangent()``); without weights nothing is differentiable.
+    """
+    y = np.bincount(x, weights, minlength)
+    project_w = None if weights is None else ProjectTo(weights)
+
+    def bincount_pullback(y_bar: Any) -> tuple[Any, ...]:
+        g = as_array_cotangent(y_bar, "np.bincount's pullback")
+        if project_w is None:
+            return NoTangent(), NoTangent()
+        return NoTangent(), NoTangent(), project_w(np.asarray(g)[np.asarray(x)])
+
+    return y, bincount_pullback
+
+
+@frule.register(np.bincount)
+def bincount_frule(
+    tangents: tuple[Any, ...], x: Any, weights: Any = None, minlength: int = 0
+) -> Any:
+    """``ẏ = bincount(x, ẇ)``."""
+    y = np.bincount(x, weights, minlength)
+    if weights is None or len(tangents) < 3:
+        return y, ZeroTangent()
+    w_dot = as_array_cotangent(unthunk(tangents[2]), "np.bincount's frule")
+    return y, ProjectTo(y)(np.bincount(x, w_dot, minlength))

@@ -1,5 +1,8 @@
 r"""Rules of joining and splitting: ``concatenate``, ``stack``, ``hstack``, ``vstack``, ``split``.
 
+Also ``array_split`` and ``hsplit``/``vsplit``/``dsplit`` (``split`` along axis 1, 0 and 2;
+``hsplit`` of a 1-D array along axis 0).
+
 Joining is linear, so the pushforward joins the tangents (a zero tangent becomes zeros of its
 array's shape) and the pullback cuts the cotangent back into pieces; splitting is the reverse.
 
@@ -211,3 +214,39 @@ def _register_split(f: Any, name: str) -> None:
 
 _register_split(np.split, "split")
 _register_split(np.array_split, "array_split")
+
+
+def _register_split_along(f: Any, name: str, axis_of: Any) -> None:
+    """``hsplit``, ``vsplit``, ``dsplit``: ``split`` along the axis ``axis_of(ndim)``."""
+
+    def split_along_rrule(ary: Any, indices_or_sections: Any) -> Any:
+        ys = f(ary, indices_or_sections)
+        axis = axis_of(np.ndim(ary))
+        project_ary = ProjectTo(ary)
+
+        def split_along_pullback(ys_bar: Any) -> tuple[Any, Any]:
+            components = split_cotangent(ys_bar, len(ys))
+            operation = f"np.{name}'s pullback"
+            pieces = [_dense(c, y, operation) for y, c in zip(ys, components, strict=True)]
+            return NoTangent(), project_ary(np.concatenate(pieces, axis=axis))
+
+        split_along_pullback.__qualname__ = f"{name}_pullback"
+        return ys, split_along_pullback
+
+    def split_along_frule(tangents: tuple[Any, ...], ary: Any, indices_or_sections: Any) -> Any:
+        ys = f(ary, indices_or_sections)
+        ary_dot = as_array_cotangent(tangents[1], f"np.{name}'s frule")
+        pieces = f(ary_dot, indices_or_sections)
+        return ys, Tangent(tuple, *(ProjectTo(y)(p) for y, p in zip(ys, pieces, strict=True)))
+
+    split_along_rrule.__qualname__ = f"{name}_rrule"
+    split_along_rrule.__doc__ = f"``ys = {name}(x, indices_or_sections)``: ``x̄`` joins the ``ȳ_i``."
+    split_along_frule.__qualname__ = f"{name}_frule"
+    split_along_frule.__doc__ = f"``ẏs = {name}(ẋ, ...)``, as a ``Tangent(tuple, ...)``."
+    rrule_with_options(f)(split_along_rrule)
+    frule.register(f)(split_along_frule)
+
+
+_register_split_along(np.hsplit, "hsplit", lambda ndim: 1 if ndim > 1 else 0)
+_register_split_along(np.vsplit, "vsplit", lambda ndim: 0)
+_register_split_along(np.dsplit, "dsplit", lambda ndim: 2)

@@ -16,6 +16,10 @@ NaN
 An entry counts as selected when it equals the output or both are NaN: ``maximum(nan, 1)``
 sends its cotangent to the NaN, ``fmax(nan, 1)`` (which returns 1) to the 1.
 
+``select(condlist, choicelist, default)`` neither: each output entry comes from the first choice
+whose condition holds there, or from ``default``; the choices' cotangent is a
+``Tangent(tuple, ...)``, one piece per choice (as for the arrays of ``concatenate``).
+
 ``where(condition, x, y)`` has no ties: ``x`` gets the cotangent where ``condition`` holds, ``y``
 elsewhere; ``condition`` gets ``NoTangent()``. The one-argument form ``where(condition)``
 returns indices and is not differentiable.
@@ -34,8 +38,8 @@ from rules.core.broadcasting import broadcast_tangent, unbroadcast
 from rules.core.cotangents import as_array_cotangent
 from rules.core.definition import scalar_rule
 from rules.core.options import is_constant, refuse, rrule_with_options
-from rules.core.registry import frule, rrule
-from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
+from rules.core.registry import frule, rrule, split_cotangent
+from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 __all__ = ["is_selected"]
 
@@ -194,3 +198,65 @@ def where_frule(tangents: tuple[Any, ...], condition: Any, *xy: Any) -> Any:
     x, y = xy
     out_dot = np.where(condition, _as_dense(tangents[2], x), _as_dense(tangents[3], y))
     return out, ProjectTo(out)(broadcast_tangent(out_dot, np.shape(out)))
+
+
+# --- select -------------------------------------------------------------------------------------
+
+
+def _first_true(condlist: Any, shape: tuple[int, ...]) -> list[np.ndarray]:
+    """For each condition, where it is the first one that holds (broadcast to ``shape``)."""
+    taken = np.zeros(shape, dtype=bool)
+    masks = []
+    for condition in condlist:
+        mask = np.broadcast_to(condition, shape) & ~taken
+        masks.append(mask)
+        taken = taken | mask
+    masks.append(~taken)  # the default
+    return masks
+
+
+@rrule_with_options(np.select)
+def select_rrule(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
+    """``y = select(condlist, choicelist, default)``: each choice gets ``ȳ`` where it was chosen.
+
+    ``choicelist`` gets a ``Tangent(tuple, ...)`` (one piece per choice), ``default`` the rest.
+    """
+    y = np.select(condlist, choicelist, default)
+    choices = tuple(choicelist)
+    masks = _first_true(condlist, np.shape(y))
+    project_choices = ProjectTo(choices)
+    project_default = None if is_constant(default) else ProjectTo(default)
+
+    def select_pullback(y_bar: Any) -> tuple[Any, ...]:
+        g = as_array_cotangent(y_bar, "np.select's pullback")
+        pieces = [
+            unbroadcast(np.where(mask, g, 0), np.shape(x))
+            for mask, x in zip(masks, choices, strict=False)
+        ]
+        default_bar: Any = NoTangent()
+        if project_default is not None:
+            default_bar = project_default(unbroadcast(np.where(masks[-1], g, 0), np.shape(default)))
+        return NoTangent(), NoTangent(), project_choices(Tangent(tuple, *pieces)), default_bar
+
+    return y, select_pullback
+
+
+@frule.register(np.select)
+def select_frule(
+    tangents: tuple[Any, ...], condlist: Any, choicelist: Any, default: Any = 0
+) -> Any:
+    """``ẏ = select(condlist, ẋs, ḋefault)``."""
+    y = np.select(condlist, choicelist, default)
+    choices = tuple(choicelist)
+    parts = split_cotangent(tangents[2], len(choices))
+    dots = [_select_dense(t, x) for t, x in zip(parts, choices, strict=True)]
+    default_dot = _select_dense(tangents[3], default) if len(tangents) > 3 else 0
+    y_dot = np.select(condlist, dots, default_dot)
+    return y, ProjectTo(y)(np.asarray(y_dot, dtype=np.result_type(y_dot, y)))
+
+
+def _select_dense(t: Any, primal: Any) -> Any:
+    t = unthunk(t)
+    if isinstance(t, AbstractZero) or is_constant(primal):
+        return np.zeros(np.shape(primal))
+    return as_array_cotangent(t, "np.select's frule")

@@ -12,6 +12,12 @@ tangent is ``ZeroTangent()``. A cotangent that is a thunk as a whole is evaluate
 pullback needs its value anyway), so a rule never receives a thunk of its whole cotangent nor a
 zero; components of a multi-output cotangent stay as given, thunks included.
 
+``None`` is a zero everywhere a (co)tangent goes: a whole cotangent ``None``, a ``None``
+component of a multi-output cotangent (``(None, V_bar)`` for ``eigh``) and a ``None`` input
+tangent of an frule all mean ``ZeroTangent()``, and rules never receive ``None``. This is the
+convention of PyTorch's and HIPS autograd's ``None`` gradients; ``ZeroTangent()`` is the
+library's own spelling and what rules return.
+
 So is the shape of the cotangent of an array (or scalar) output: one whose ``shape`` differs from
 the output's raises ``ValueError`` naming the function and both shapes before the rule's pullback
 runs, instead of being broadcast or summed into a wrong answer (DESIGN.md section 3). Cotangents
@@ -40,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from rules.core.cotangents import check_shape
+from rules.core.cotangents import check_shape, missing_operation
 from tangents import (
     AbstractThunk,
     AbstractZero,
@@ -58,6 +64,7 @@ __all__ = [
     "frule",
     "function_name",
     "is_zero_cotangent",
+    "lift_foreign",
     "rrule",
     "split_cotangent",
 ]
@@ -79,23 +86,52 @@ def defer(rule_module: str, trigger: str) -> None:
     _DEFERRED[rule_module] = trigger
 
 
+_FOREIGN: dict[str, tuple[str, str]] = {}
+
+
+def lift_foreign(trigger: str, array_type: str, module: str) -> None:
+    """Hand calls with an argument of another library's array type to the module ``module``.
+
+    Once the module ``trigger`` is imported, a call of ``rrule`` or ``frule`` one of whose
+    positional arguments is an instance of ``trigger.array_type`` (``dask.array.Array``) goes
+    to ``module.lifted_rrule(f, args, kwargs)`` or ``module.lifted_frule(tangents, f, args,
+    kwargs)`` instead of the rule itself, which only takes in-memory arrays. The module is
+    imported on first use, so ``import rules`` imports neither it nor the other library.
+    """
+    _FOREIGN[trigger] = (array_type, module)
+
+
+def _foreign(args: tuple[Any, ...]) -> Any:
+    """The lifting module for ``args``, when one is another library's array; else ``None``."""
+    for trigger, (array_type, module) in _FOREIGN.items():
+        library = sys.modules.get(trigger)
+        if library is not None:
+            cls = getattr(library, array_type)
+            if any(isinstance(a, cls) for a in args):
+                return importlib.import_module(module)
+    return None
+
+
 def _load_deferred() -> bool:
     """Import the deferred rule modules whose trigger has been imported; whether any was."""
     ready = [module for module, trigger in _DEFERRED.items() if trigger in sys.modules]
     for module in ready:
-        del _DEFERRED[module]
-        importlib.import_module(module)
+        # A deferred module registering rules loads the other ready ones itself (register
+        # calls this function): each is imported once, by whichever call pops it first.
+        if _DEFERRED.pop(module, None) is not None:
+            importlib.import_module(module)
     return bool(ready)
 
 
 def is_zero_cotangent(y_bar: Any) -> bool:
     """Whether ``y_bar`` is a symbolic zero, or a tuple/``Tangent`` whose every component is one.
 
-    Thunks count as non-zero: they are never evaluated to find out.
+    Thunks count as non-zero: they are never evaluated to find out. ``None`` is a zero (see the
+    module docstring).
     """
     if type(y_bar) is np.ndarray:  # the common case, decided without isinstance chains
         return False
-    if isinstance(y_bar, AbstractZero):
+    if y_bar is None or isinstance(y_bar, AbstractZero):
         return True
     if isinstance(y_bar, Tangent):
         backing = y_bar.backing
@@ -111,9 +147,12 @@ def split_cotangent(y_bar: Any, n: int) -> tuple[Any, ...]:
 
     Accepts a zero (all components zero), a plain tuple or list of length ``n``, or a ``Tangent``
     of the output's type (a namedtuple such as numpy's ``EighResult``, or a tuple), or a thunk
-    of any of these. Components are returned as given (their thunks are not evaluated).
+    of any of these. Components are returned as given (their thunks are not evaluated), except
+    that ``None`` (the whole cotangent or a component) becomes ``ZeroTangent()``.
     """
     y_bar = unthunk(y_bar)
+    if y_bar is None:
+        y_bar = ZeroTangent()
     if isinstance(y_bar, AbstractZero):
         return (y_bar,) * n
     if isinstance(y_bar, Tangent):
@@ -131,6 +170,13 @@ def split_cotangent(y_bar: Any, n: int) -> tuple[Any, ...]:
         )
     if len(parts) != n:
         raise ValueError(f"the cotangent has {len(parts)} components; the output has {n}")
+    return _none_as_zero(parts)
+
+
+def _none_as_zero(parts: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``parts`` with each ``None`` replaced by ``ZeroTangent()`` (the module's convention)."""
+    if any(p is None for p in parts):
+        return tuple(ZeroTangent() if p is None else p for p in parts)
     return parts
 
 
@@ -193,6 +239,7 @@ class RuleTable:
         self.kind = kind
         self._by_function: dict[Any, Rule] = {}
         self._by_call_type: dict[type, Rule] = {}
+        self._by_method: dict[tuple[type, str], Rule] = {}
         self._positional: dict[Rule, int | None] = {}
 
     def _check_new(self, table: dict[Any, Rule], key: Any, override: bool) -> None:
@@ -236,6 +283,42 @@ class RuleTable:
 
         return decorator
 
+    def register_method(
+        self, cls: type, name: str, *, override: bool = False
+    ) -> Callable[[Rule], Rule]:
+        """Decorator registering a rule for the bound method ``obj.name`` of instances of ``cls``.
+
+        For methods of C types (``scipy.sparse.linalg.SuperLU.solve``), whose bound methods are
+        new objects at each access and cannot be registry keys. The rule receives the instance
+        first: ``rule(obj, *args)`` (an frule: ``rule(tangents, obj, *args)``, where
+        ``tangents[0]`` is the tangent of ``obj``), and its pullback returns the cotangent of
+        ``obj`` first: the cotangent of a bound method is that of the object it is bound to.
+        """
+        kind = self.kind
+
+        def decorator(rule: Rule) -> Rule:
+            key = (cls, name)
+            if key in self._by_method and not override:
+                raise ValueError(
+                    f"an {kind} for {cls.__name__}.{name} is already registered; pass "
+                    "override=True to replace it"
+                )
+            if kind == "rrule":
+
+                def bound(method: Any, *args: Any, **kwargs: Any) -> Any:
+                    return rule(method.__self__, *args, **kwargs)
+            else:
+
+                def bound(tangents: Any, method: Any, *args: Any, **kwargs: Any) -> Any:
+                    return rule(tangents, method.__self__, *args, **kwargs)
+
+            bound.__qualname__ = getattr(rule, "__qualname__", "method_rule")
+            self._by_method[key] = bound
+            self._positional[bound] = _positional_count(rule, skip=1)
+            return rule
+
+        return decorator
+
     def lookup(self, f: Any) -> tuple[Rule, bool] | None:
         """The rule for ``f`` and whether it takes the callable first, or ``None``."""
         try:
@@ -248,6 +331,12 @@ class RuleTable:
             rule = self._by_call_type.get(cls)
             if rule is not None:
                 return rule, True
+        owner = getattr(f, "__self__", None)
+        if self._by_method and owner is not None and not isinstance(owner, types.ModuleType):
+            for cls in type(owner).__mro__:
+                rule = self._by_method.get((cls, getattr(f, "__name__", "")))
+                if rule is not None:
+                    return rule, True
         if _DEFERRED and _load_deferred():
             return self.lookup(f)
         return None
@@ -299,7 +388,13 @@ class _ReverseRules(RuleTable):
         if found is None:
             return None
         rule, takes_callable = found
-        result = rule(f, *args, **kwargs) if takes_callable else rule(*args, **kwargs)
+        lifted = _foreign(args) if _FOREIGN else None
+        if lifted is not None:
+            result = lifted.lifted_rrule(f, args, kwargs)
+        elif takes_callable:
+            result = rule(f, *args, **kwargs)
+        else:
+            result = rule(*args, **kwargs)
         if result is None:
             return None
         y, pullback = result
@@ -307,20 +402,31 @@ class _ReverseRules(RuleTable):
         positional = self._positional.get(rule)
         shape = _output_shape(y)
 
+        def run(y_bar: Any) -> tuple[Any, ...]:
+            try:
+                return _fit_to_call(pullback(y_bar), n_args, positional)
+            except AttributeError as error:  # a user's tangent type lacking a protocol operation
+                named = missing_operation(error, f"{function_name(f)}'s pullback")
+                if named is None:
+                    raise
+                raise named from error
+
         def pullback_skipping_zeros(y_bar: Any) -> tuple[Any, ...]:
             if type(y_bar) is np.ndarray and y_bar.shape == shape:  # the hot case, checks done
-                return _fit_to_call(pullback(y_bar), n_args, positional)
+                return run(y_bar)
             if type(y_bar) is not np.ndarray and isinstance(y_bar, AbstractThunk):
                 # The pullback needs the value anyway; evaluating it here also catches a thunk
                 # whose value is a zero, which rules would otherwise receive.
                 y_bar = y_bar.unthunk()
             if is_zero_cotangent(y_bar):
                 return _zero_cotangents(f, n_args)
+            if (type(y_bar) is tuple or type(y_bar) is list) and any(p is None for p in y_bar):
+                y_bar = type(y_bar)(ZeroTangent() if p is None else p for p in y_bar)
             if shape is not None:
                 got = getattr(y_bar, "shape", None)
                 if got is not None and tuple(got) != shape:  # the name only on failure: hot path
                     check_shape(f"{function_name(f)} pullback", "the cotangent", y_bar, shape)
-            return _fit_to_call(pullback(y_bar), n_args, positional)
+            return run(y_bar)
 
         # Tracebacks and reprs show the rule's own pullback name.
         pullback_skipping_zeros.__qualname__ = getattr(pullback, "__qualname__", "pullback")
@@ -339,15 +445,25 @@ class _ForwardRules(RuleTable):
                 f"frule for {function_name(f)} needs a tuple of {len(args) + 1} tangents "
                 f"(f_dot, one per positional argument), got {got}"
             )
+        tangents = _none_as_zero(tangents)
         if all(isinstance(t, AbstractZero) for t in tangents):
             # The primal still comes from the rule set, so that its checks of the arguments
             # (refused options, structured inputs) and its forward computation apply unchanged.
             reverse = rrule(f, *args, **kwargs) if f in rrule else None
             return (f(*args, **kwargs) if reverse is None else reverse[0]), ZeroTangent()
         rule, takes_callable = found
-        if takes_callable:
-            return rule(tangents, f, *args, **kwargs)
-        return rule(tangents, *args, **kwargs)
+        lifted = _foreign(args) if _FOREIGN else None
+        if lifted is not None:
+            return lifted.lifted_frule(tangents, f, args, kwargs)
+        try:
+            if takes_callable:
+                return rule(tangents, f, *args, **kwargs)
+            return rule(tangents, *args, **kwargs)
+        except AttributeError as error:  # a user's tangent type lacking a protocol operation
+            named = missing_operation(error, f"{function_name(f)}'s frule")
+            if named is None:
+                raise
+            raise named from error
 
 
 rrule = _ReverseRules("rrule")

@@ -55,9 +55,11 @@ import math
 from typing import Any
 
 import numpy as np
+import scipy.linalg as sla
 
 from kernels import determinant as kdet
 from rules.core.cotangents import as_array_cotangent
+from rules.core.options import refuse as refuse_overwrite
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import (
@@ -206,6 +208,25 @@ def det_frule(tangents: tuple[Any, Any], a: Any, /) -> tuple[Any, Any]:
     """
     forward = _Det(a)
     return forward.y, forward.pushforward(unthunk(tangents[1]))
+
+
+@rrule.register(sla.det)
+def scipy_det_rrule(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
+    """Reverse rule for ``scipy.linalg.det``: scipy's value, ``np.linalg.det``'s pullback."""
+    refuse_overwrite("scipy.linalg.det", overwrite_a=overwrite_a)
+    y = sla.det(a, check_finite=check_finite)
+    _, pullback = det_rrule(a)
+    return y, pullback
+
+
+@frule.register(sla.det)
+def scipy_det_frule(
+    tangents: tuple[Any, Any], a: Any, overwrite_a: bool = False, check_finite: bool = True
+) -> Any:
+    """Forward rule for ``scipy.linalg.det``: ``np.linalg.det``'s pushforward."""
+    refuse_overwrite("scipy.linalg.det", overwrite_a=overwrite_a)
+    y = sla.det(a, check_finite=check_finite)
+    return y, ProjectTo(y)(det_frule(tangents[:2], a)[1])
 
 
 # --- slogdet -----------------------------------------------------------------------------------

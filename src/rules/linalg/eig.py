@@ -55,8 +55,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.options import refuse
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
     GaugeError,
@@ -258,3 +260,57 @@ def eigvals_frule(tangents: tuple[Any, Any], a: Any) -> tuple[Any, Any]:
     with np.errstate(all="ignore"):
         w_dot = np.sum(np.linalg.inv(Vc).mT * (A_dot @ Vc), axis=-2)  # diag(V^-1 A_dot V)
     return w, _cast(w_dot, w.dtype)
+
+
+# --- scipy.linalg.eig, eigvals: scipy's values, numpy's rules -------------------------------------
+
+
+def _scipy_eig_options(name: str, b: Any, kwargs: dict[str, Any]) -> None:
+    refuse(
+        name,
+        b=None if b is None else "a generalized problem",
+        left=kwargs.get("left", False),
+        overwrite_a=kwargs.get("overwrite_a", False),
+        overwrite_b=kwargs.get("overwrite_b", False),
+        homogeneous_eigvals=kwargs.get("homogeneous_eigvals", False),
+    )
+
+
+@rrule.register(sla.eig)
+def scipy_eig_rrule(a: Any, b: Any = None, **kwargs: Any) -> tuple[Any, Any]:
+    """Reverse rule for ``w, v = scipy.linalg.eig(a)``: ``np.linalg.eig``'s pullback.
+
+    scipy calls the same LAPACK ``geev`` (unit eigenvectors, largest entry real); its
+    eigenvalues are always complex. ``right=False`` gives the eigenvalues only (``eigvals``).
+    """
+    _scipy_eig_options("scipy.linalg.eig", b, kwargs)
+    y = sla.eig(a, **kwargs)
+    if not kwargs.get("right", True):
+        return y, eigvals_rrule(a)[1]
+    return y, eig_rrule(a)[1]
+
+
+@frule.register(sla.eig)
+def scipy_eig_frule(tangents: tuple[Any, ...], a: Any, b: Any = None, **kwargs: Any) -> Any:
+    """Forward rule for ``scipy.linalg.eig``: ``np.linalg.eig``'s, as a ``Tangent(tuple, ...)``."""
+    _scipy_eig_options("scipy.linalg.eig", b, kwargs)
+    y = sla.eig(a, **kwargs)
+    if not kwargs.get("right", True):
+        return y, ProjectTo(y)(eigvals_frule(tangents[:2], a)[1])
+    w_dot, V_dot = split_cotangent(eig_frule(tangents[:2], a)[1], 2)
+    return y, Tangent(tuple, ProjectTo(y[0])(w_dot), ProjectTo(y[1])(V_dot))
+
+
+@rrule.register(sla.eigvals)
+def scipy_eigvals_rrule(a: Any, b: Any = None, **kwargs: Any) -> tuple[Any, Any]:
+    """Reverse rule for ``scipy.linalg.eigvals``: ``np.linalg.eigvals``'s pullback."""
+    _scipy_eig_options("scipy.linalg.eigvals", b, kwargs)
+    return sla.eigvals(a, **kwargs), eigvals_rrule(a)[1]
+
+
+@frule.register(sla.eigvals)
+def scipy_eigvals_frule(tangents: tuple[Any, ...], a: Any, b: Any = None, **kwargs: Any) -> Any:
+    """Forward rule for ``scipy.linalg.eigvals``: ``np.linalg.eigvals``'s pushforward."""
+    _scipy_eig_options("scipy.linalg.eigvals", b, kwargs)
+    w = sla.eigvals(a, **kwargs)
+    return w, ProjectTo(w)(eigvals_frule(tangents[:2], a)[1])

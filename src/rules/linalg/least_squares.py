@@ -59,8 +59,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent, is_user_tangent
+from rules.core.options import refuse
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import cast, linalg_dtypes, read_matrix
@@ -187,6 +189,44 @@ def pinv_frule(
     forward = _Pinv(a, rcond, hermitian, rtol)
     A_dot = unthunk(tangents[1])
     return forward.y, ProjectTo(forward.y)(forward.pushforward(A_dot))
+
+
+def _scipy_pinv_options(atol: Any, rtol: Any, return_rank: bool) -> dict[str, Any]:
+    """Scipy's cutoff ``atol + rtol * max(s)`` as numpy's ``rtol`` (``atol`` must be 0)."""
+    refuse("scipy.linalg.pinv", atol=atol or None, return_rank=return_rank)
+    return {} if rtol is None else {"rtol": rtol}
+
+
+@rrule.register(sla.pinv)
+def scipy_pinv_rrule(
+    a: Any,
+    *,
+    atol: Any = None,
+    rtol: Any = None,
+    return_rank: bool = False,
+    check_finite: bool = True,
+) -> tuple[np.ndarray, Any]:
+    """Reverse rule for ``scipy.linalg.pinv``: scipy's value, ``np.linalg.pinv``'s pullback."""
+    options = _scipy_pinv_options(atol, rtol, return_rank)
+    y = sla.pinv(a, rtol=rtol, check_finite=check_finite)
+    _, pullback = pinv_rrule(a, **options)
+    return y, pullback
+
+
+@frule.register(sla.pinv)
+def scipy_pinv_frule(
+    tangents: tuple[Any, ...],
+    a: Any,
+    *,
+    atol: Any = None,
+    rtol: Any = None,
+    return_rank: bool = False,
+    check_finite: bool = True,
+) -> tuple[np.ndarray, Any]:
+    """Forward rule for ``scipy.linalg.pinv``: ``np.linalg.pinv``'s pushforward."""
+    options = _scipy_pinv_options(atol, rtol, return_rank)
+    y = sla.pinv(a, rtol=rtol, check_finite=check_finite)
+    return y, ProjectTo(y)(pinv_frule(tangents[:2], a, **options)[1])
 
 
 # --- lstsq -------------------------------------------------------------------------------------
@@ -362,3 +402,47 @@ def lstsq_frule(tangents: tuple[Any, ...], a: Any, b: Any, rcond: Any = None) ->
     """Forward rule for ``np.linalg.lstsq``; the tangent is a ``Tangent(tuple, ...)``."""
     forward = _Lstsq(a, b, rcond)
     return forward.y, forward.pushforward(unthunk(tangents[1]), unthunk(tangents[2]))
+
+
+def _scipy_lstsq_call(a: Any, b: Any, cond: Any, kwargs: dict[str, Any]) -> Any:
+    refuse(
+        "scipy.linalg.lstsq",
+        overwrite_a=kwargs.pop("overwrite_a", False),
+        overwrite_b=kwargs.pop("overwrite_b", False),
+    )
+    return sla.lstsq(a, b, cond, **kwargs)
+
+
+@rrule.register(sla.lstsq)
+def scipy_lstsq_rrule(a: Any, b: Any, cond: Any = None, **kwargs: Any) -> tuple[Any, Any]:
+    """Reverse rule for ``scipy.linalg.lstsq``: ``np.linalg.lstsq``'s pullback (``rcond = cond``).
+
+    scipy returns the residues of a vector ``b`` with shape ``()`` where numpy has ``(1,)``; the
+    cotangent is reshaped to numpy's before the pullback.
+    """
+    y = _scipy_lstsq_call(a, b, cond, kwargs)
+    (_, residuals, _, _), pullback = lstsq_rrule(a, b, cond)
+    shape = np.shape(residuals)
+
+    def scipy_lstsq_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
+        x_bar, r_bar, rank_bar, s_bar = split_cotangent(y_bar, 4)
+        r_bar = unthunk(r_bar)
+        if not isinstance(r_bar, AbstractZero):
+            r_bar = np.reshape(as_array_cotangent(r_bar, "scipy.linalg.lstsq's pullback"), shape)
+        return pullback((x_bar, r_bar, rank_bar, s_bar))[:3]
+
+    return y, scipy_lstsq_pullback
+
+
+@frule.register(sla.lstsq)
+def scipy_lstsq_frule(
+    tangents: tuple[Any, ...], a: Any, b: Any, cond: Any = None, **kwargs: Any
+) -> tuple[Any, Any]:
+    """Forward rule for ``scipy.linalg.lstsq``: ``np.linalg.lstsq``'s, residues reshaped."""
+    y = _scipy_lstsq_call(a, b, cond, kwargs)
+    _, y_dot = lstsq_frule(tangents[:3], a, b, cond)
+    x_dot, r_dot, rank_dot, s_dot = split_cotangent(y_dot, 4)
+    r_dot = unthunk(r_dot)
+    if not isinstance(r_dot, AbstractZero):
+        r_dot = ProjectTo(y[1])(np.reshape(r_dot, np.shape(y[1])))
+    return y, Tangent(tuple, x_dot, r_dot, rank_dot, s_dot)

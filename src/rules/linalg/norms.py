@@ -63,6 +63,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.linalg as sla
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from kernels import svd as ksvd
@@ -412,6 +413,39 @@ def norm_frule(
     plan = _plan_or_raise("np.linalg.norm", x, ord, axis)
     kwargs = {"ord": ord, "axis": axis, "keepdims": keepdims}
     return _norm_frule("np.linalg.norm", np.linalg.norm, tangents[1], x, plan, keepdims, kwargs)
+
+
+def _scipy_norm(a: Any, **kwargs: Any) -> Any:
+    """``scipy.linalg.norm`` as a numpy scalar or array (it may return a Python float)."""
+    return np.asarray(sla.norm(a, **kwargs))[()]
+
+
+@rrule.register(sla.norm)
+def scipy_norm_rrule(
+    a: Any, ord: Any = None, axis: Any = None, keepdims: bool = False, check_finite: bool = True
+) -> Any:
+    """Reverse rule for ``scipy.linalg.norm``: the same plans as ``np.linalg.norm``."""
+    plan = _plan_or_raise("scipy.linalg.norm", a, ord, axis)
+    kwargs = {"ord": ord, "axis": axis, "keepdims": keepdims, "check_finite": check_finite}
+    y = sla.norm(a, **kwargs)  # a Python float for some vectors (BLAS nrm2)
+    return y, _norm_rrule("scipy.linalg.norm", _scipy_norm, a, plan, keepdims, kwargs)[1]
+
+
+@frule.register(sla.norm)
+def scipy_norm_frule(
+    tangents: tuple[Any, ...],
+    a: Any,
+    ord: Any = None,
+    axis: Any = None,
+    keepdims: bool = False,
+    check_finite: bool = True,
+) -> Any:
+    """Forward rule for ``scipy.linalg.norm``: the same plans as ``np.linalg.norm``."""
+    plan = _plan_or_raise("scipy.linalg.norm", a, ord, axis)
+    kwargs = {"ord": ord, "axis": axis, "keepdims": keepdims, "check_finite": check_finite}
+    y = sla.norm(a, **kwargs)
+    _, y_dot = _norm_frule("scipy.linalg.norm", _scipy_norm, tangents[1], a, plan, keepdims, kwargs)
+    return y, ProjectTo(y)(y_dot)
 
 
 # --- np.linalg.vector_norm -----------------------------------------------------------------------

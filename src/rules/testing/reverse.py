@@ -180,7 +180,7 @@ def check_rrule(
             continue
         x_bars[i] = got
         want = space.ambient(space.tangent(differ.vjp(y_bar_flat, i)))
-        failures.compare(f"{label} vs finite differences", got, want)
+        failures.compare(f"{label} vs finite differences", got, want, getattr(space, "shape", None))
         reason = projection_mismatch(x_bar, primal) if i != -1 else None
         if reason:
             failures.fail(label, f"cotangent {reason}")

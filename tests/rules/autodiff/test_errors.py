@@ -22,18 +22,18 @@ def test_a_function_without_a_rule_raises_when_traced_naming_it():
     reached = []
 
     def f(x):
-        y = np.fft.fft(x)  # no rule
+        y = np.unwrap(x)  # no rule
         reached.append(True)
         return np.sum(np.abs(y))
 
-    with pytest.raises(NoRuleError, match=r"np\.fft\.fft .*rrule\.register\(np\.fft\.fft\)"):
+    with pytest.raises(NoRuleError, match=r"np\.unwrap .*rrule\.register\(np\.unwrap\)"):
         grad(f)(np.ones(4))
     assert not reached  # raised at the call, not later in the sweep
 
 
 def test_forward_mode_names_the_missing_frule():
-    with pytest.raises(NoRuleError, match=r"np\.fft\.fft .*frule"):
-        jvp(lambda x: np.fft.fft(x), (np.ones(4),), (np.ones(4),))
+    with pytest.raises(NoRuleError, match=r"np\.unwrap .*frule"):
+        jvp(lambda x: np.unwrap(x), (np.ones(4),), (np.ones(4),))
 
 
 def test_ufunc_methods_have_no_rules():

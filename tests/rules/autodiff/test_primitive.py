@@ -13,7 +13,7 @@ def test_a_primitive_runs_its_rule_and_not_its_body(registered):
     @primitive
     def softplus(x):
         body_calls.append(1)
-        return np.log1p(np.exp(np.fft.fft(x).real * 0 + x))  # no rule for fft: never traced
+        return np.log1p(np.exp(np.unwrap(x) * 0 + x))  # no rule for unwrap: never traced
 
     @registered(rrule, softplus)
     def softplus_rrule(x):
