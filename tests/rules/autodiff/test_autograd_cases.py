@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 import scipy.special
+import scipy.stats
 
 import rules.autodiff.scipy.linalg as spla
 from rules.autodiff import elementwise_grad, grad, jacobian, value_and_grad
@@ -180,3 +181,32 @@ def test_mirror_calls_scipy_on_plain_inputs():
     assert "expm" in dir(spla)
     with pytest.raises(AttributeError, match=r"scipy\.linalg has no attribute 'nope'"):
         _ = spla.nope
+
+
+def test_scipy_stats_signal_and_sparse_through_the_mirror(fd):
+    import rules.autodiff.scipy.sparse.linalg as sparse_linalg
+    from rules.autodiff.scipy import signal, sparse, stats
+
+    x = R(4)
+    mu = np.array(0.3)
+
+    def logpdf(x):
+        return np.sum(stats.norm.logpdf(x, mu, 1.5))
+
+    np.testing.assert_allclose(grad(logpdf)(x), fd.grad(logpdf, (x,)), rtol=1e-6)
+    kernel = np.array([1.0, -2.0, 0.5])
+
+    def smoothed(x):
+        return np.sum(signal.convolve(x, kernel) ** 2)
+
+    np.testing.assert_allclose(grad(smoothed)(x), fd.grad(smoothed, (x,)), rtol=1e-6)
+    import scipy.sparse
+
+    A = scipy.sparse.csc_array(np.diag([2.0, 3.0, 4.0, 5.0]) + np.eye(4, k=1))
+
+    def solved(b):
+        return np.sum(sparse_linalg.spsolve(A, b) ** 2)
+
+    np.testing.assert_allclose(grad(solved)(x), fd.grad(solved, (x,)), rtol=1e-6)
+    assert sparse.linalg is sparse_linalg  # the mirror's submodule, not scipy's
+    assert stats.norm.logpdf(0.0) == scipy.stats.norm.logpdf(0.0)

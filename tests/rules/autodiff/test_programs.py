@@ -262,3 +262,28 @@ def test_astype_casts_the_gradient_back(rng):
     # a cast to integers is piecewise constant: no derivative flows through it
     h = grad(lambda x: np.sum(x.astype(np.int64) * 1.0) + np.sum(x))(x)
     np.testing.assert_allclose(h, np.ones(3))
+
+
+def test_complex_methods_and_attributes(rng, fd):
+    def f(z):
+        w = z.reshape(2, 2).mT @ z.conj().reshape(2, 2)
+        return (
+            np.sum(w.real**2) + np.sum(w.imag * z.real.reshape(2, 2)) + np.sum(z.conjugate().imag)
+        )
+
+    z = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    np.testing.assert_allclose(grad(f)(z), fd.grad(f, (z,)), rtol=1e-6, atol=1e-9)
+
+
+def test_comparisons_are_plain_and_not_differentiated():
+    seen = {}
+
+    def f(x):
+        mask = x > 0.5
+        seen["mask"] = type(mask)
+        seen["eq"] = type(x == x[0])
+        return np.sum(np.where(mask, x**2, -x))
+
+    x = np.array([0.2, 0.7, 1.5])
+    np.testing.assert_allclose(grad(f)(x), [-1.0, 1.4, 3.0])
+    assert seen == {"mask": np.ndarray, "eq": np.ndarray}

@@ -6,5 +6,11 @@ be seen. Each module here mirrors the scipy module of the same name: every funct
 wrapper that, on traced arguments, records one call of the scipy function through its registered
 rule (the scipy function object is the registry key, so a rule added later is found with no
 change here) and, on plain arguments, calls scipy itself. scipy's ufuncs (most of
-``scipy.special``) are returned as they are: they dispatch by themselves.
+``scipy.special``) are returned as they are: they dispatch by themselves. Objects with methods
+(``scipy.stats.norm``) come wrapped so that their methods are traced the same way
+(``rules.autodiff.scipy.stats.norm.logpdf(x)``).
+
+Mirrors: ``linalg``, ``special``, ``signal``, ``fft``, ``stats``, ``sparse`` and
+``sparse.linalg``; a new one is a five-line module calling
+:func:`rules.autodiff.scipy.mirror.mirror`.
 """
