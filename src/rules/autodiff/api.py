@@ -31,6 +31,7 @@ from rules.autodiff.structures import Structure, flatten, leaf_kind
 from rules.autodiff.tape import ReverseTrace
 from rules.autodiff.trace import Trace, open_trace
 from rules.autodiff.traced import Traced
+from rules.core.registry import is_foreign_array
 from tangents import AbstractZero, NoTangent, ProjectTo, tangent_dtype, unthunk
 
 __all__ = ["elementwise_grad", "grad", "jacobian", "jvp", "value_and_grad", "vjp"]
@@ -159,7 +160,8 @@ def _scalar_output(name: str, value: Any) -> Any:
     inner = value._value if isinstance(value, Traced) else value
     while isinstance(inner, Traced):
         inner = inner._value
-    if not isinstance(inner, int | float | np.ndarray | np.generic) or isinstance(inner, bool):
+    array = isinstance(inner, np.ndarray | np.generic) or is_foreign_array(inner)
+    if not (array or isinstance(inner, int | float)) or isinstance(inner, bool):
         raise TypeError(f"{name} needs f to return a real scalar, got a {type(inner).__name__}")
     if np.ndim(inner) != 0 or np.iscomplexobj(inner):
         what = f"shape {np.shape(inner)}" if np.ndim(inner) else f"dtype {np.result_type(inner)}"
@@ -167,7 +169,7 @@ def _scalar_output(name: str, value: Any) -> Any:
             f"{name} needs f to return a real scalar, got {what}; use vjp or jacobian for "
             "other outputs"
         )
-    dtype = np.result_type(inner)
+    dtype = inner.dtype if hasattr(inner, "dtype") else np.result_type(inner)
     return dtype.type(1) if dtype.kind == "f" else np.float64(1.0)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from rules.core.registry import is_foreign_array
 from tangents import NoTangent, StructuredMatrix, Tangent
 from tangents.structural import field_names
 
@@ -29,9 +30,10 @@ def leaf_kind(x: Any) -> str:
     Differentiable leaves are float, complex and integer ndarrays and numpy scalars (an integer
     array is a real number with a float64 cotangent, DESIGN.md section 3), Python floats and
     complex numbers, and the library's structured matrices. Python ints and bools, bool arrays,
-    strings and ``None`` have none.
+    strings and ``None`` have none. Arrays of a library whose calls the registry lifts (dask
+    arrays, :func:`rules.core.registry.lift_foreign`) count as ndarrays.
     """
-    if isinstance(x, np.ndarray | np.generic):
+    if isinstance(x, np.ndarray | np.generic) or is_foreign_array(x):
         return "diff" if x.dtype.kind in "fciu" else "const"
     if isinstance(x, bool | int | str | bytes) or x is None:
         return "const"

@@ -87,6 +87,7 @@ __all__ = [
     "defer",
     "frule",
     "function_name",
+    "is_foreign_array",
     "is_zero_cotangent",
     "lift_foreign",
     "rrule",
@@ -123,6 +124,11 @@ def lift_foreign(trigger: str, array_type: str, module: str) -> None:
     imported on first use, so ``import rules`` imports neither it nor the other library.
     """
     _FOREIGN[trigger] = (array_type, module)
+
+
+def is_foreign_array(x: Any) -> bool:
+    """Whether ``x`` is an array of a library registered with :func:`lift_foreign` (dask)."""
+    return _foreign((x,)) is not None if _FOREIGN else False
 
 
 def _foreign(args: tuple[Any, ...]) -> Any:

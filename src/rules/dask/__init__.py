@@ -14,11 +14,21 @@ reductions as their forward (:mod:`rules.dask.reductions`). Any other rule given
 ``TypeError`` naming its function, instead of computing the array behind the user's back.
 
 ``import rules`` does not import this package nor dask: the registry loads it the first time a
-rule is called with a dask array (:func:`rules.core.registry.lift_foreign`).
+rule is called with a dask array (:func:`rules.core.registry.lift_foreign`). Loading it
+registers ``ProjectTo`` for dask arrays (:mod:`rules.dask.projection`), so ``rules.autodiff``'s
+``grad`` of a program over dask arrays returns dask arrays, lazily.
 """
 
 from rules.dask.blocks import MAX_CHUNK_BYTES
 from rules.dask.lift import lifted_frule, lifted_rrule
+from rules.dask.projection import DaskArrayProjector
 from rules.dask.signatures import core_ndims, lifted_functions
 
-__all__ = ["MAX_CHUNK_BYTES", "core_ndims", "lifted_frule", "lifted_functions", "lifted_rrule"]
+__all__ = [
+    "MAX_CHUNK_BYTES",
+    "DaskArrayProjector",
+    "core_ndims",
+    "lifted_frule",
+    "lifted_functions",
+    "lifted_rrule",
+]

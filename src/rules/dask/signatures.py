@@ -10,6 +10,7 @@ argument are core axes for one call, or ``None`` when the function is not lifted
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,7 @@ def _solve_triangular(a: Any, b: Any, *rest: Any) -> tuple[int, ...]:
 
 _MATRIX_RULES: dict[Any, Callable[..., tuple[int, ...]]] = {
     np.matmul: _matrices,
+    operator.matmul: _matrices,
     np.linalg.solve: _solve,
     sla.solve_triangular: _solve_triangular,
     np.linalg.inv: _first_matrix,
@@ -59,16 +61,30 @@ _MATRIX_RULES: dict[Any, Callable[..., tuple[int, ...]]] = {
 }
 
 
+# The arithmetic operators (a traced ``x * y`` is a call of ``operator.mul``): elementwise.
+_OPERATORS = frozenset(
+    {
+        operator.add,
+        operator.sub,
+        operator.mul,
+        operator.truediv,
+        operator.pow,
+        operator.neg,
+        operator.pos,
+    }
+)
+
+
 def core_ndims(f: Any, args: tuple[Any, ...]) -> tuple[int, ...] | None:
     """The number of core axes of each positional argument of ``f(*args)``; ``None`` if not lifted.
 
-    Elementwise ufuncs (every ufunc with one output except ``np.matmul``) have none: any
-    chunking of their broadcast arguments works.
+    Elementwise ufuncs (every ufunc with one output except ``np.matmul``) and the arithmetic
+    operators have none: any chunking of their broadcast arguments works.
     """
     signature = _MATRIX_RULES.get(f)
     if signature is not None:
         return signature(*args)
-    if isinstance(f, np.ufunc) and f.nout == 1 and f.signature is None:
+    if (isinstance(f, np.ufunc) and f.nout == 1 and f.signature is None) or f in _OPERATORS:
         return (0,) * len(args)
     return None
 
