@@ -5,7 +5,7 @@ import pytest
 
 da = pytest.importorskip("dask.array")
 
-from rules.autodiff import grad, jvp, value_and_grad  # noqa: E402
+from rules.autodiff import grad, jvp, value_and_grad
 
 N = 3
 
