@@ -120,6 +120,11 @@ class Case:
         ``torch.autograd.grad``/``torch.func.jvp`` from it.
     rtol
         Agreement tolerance: ``allclose(ours, reference, rtol, atol=rtol * max|reference|)``.
+    align
+        For pushforwards whose primal output has a gauge (the sign or phase of eigenvectors and
+        singular vectors): ``align(result, reference)`` returns the flattened result moved to
+        the reference's gauge before the comparison (the reference computes its own LAPACK
+        forward; a kernel or a peer may fix the gauge otherwise). ``None``: compared as is.
     """
 
     op: str
@@ -133,6 +138,7 @@ class Case:
     jax: PeerFunction | None = None
     torch: PeerFunction | None = None
     rtol: float = 1e-7
+    align: Callable[[tuple[np.ndarray, ...], tuple[np.ndarray, ...]], tuple[Any, ...]] | None = None
 
     @property
     def name(self) -> str:

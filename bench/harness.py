@@ -12,7 +12,9 @@ The timed callables of a row:
   cotangent (forward outputs given); pushforward cases, the whole ``frule`` call.
 * ``total`` (pullback cases only): ``rrule(f, *args)`` and its pullback, the user's full call.
 * ``numpy``: the case's reference formula. ``forward``: ``f(*args)`` alone.
-* ``jax``, ``torch``: the peers' runners (:mod:`bench.peers`), when loaded and in agreement.
+* ``jax``, ``torch``: the peers' runners (:mod:`bench.peers`), when loaded and in agreement;
+  ``jax_total``, ``torch_total`` (pullback cases): the peers' whole call, forward and backward,
+  compared with ``total``.
 
 Every result is materialised inside the timed call: thunks are evaluated, so a lazy pullback
 does not look fast by doing nothing. A pushforward's symbolic zero tangent (``ZeroTangent()``)
@@ -21,6 +23,7 @@ is compared as zeros of its primal's shape, the arrays the reference and the pee
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -120,6 +123,10 @@ class Row:
         """``peer / ours``: how many times faster this project is than the peer."""
         return _ratio(self.best(name), self.best("ours"))
 
+    def peer_total_ratio(self, name: str) -> float | None:
+        """``peer whole call / ours``: ``rrule`` plus pullback against the peer's forward+backward."""
+        return _ratio(self.best(f"{name}_total"), self.best("total"))
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON form of the row."""
         return {
@@ -145,6 +152,7 @@ class Row:
                     "max_error": peer.max_error,
                     "first_call": self.first_call(name),
                     "peer_over_ours": self.peer_ratio(name),
+                    "total_over_ours_total": self.peer_total_ratio(name),
                 }
                 for name, peer in self.peers.items()
             },
@@ -216,8 +224,13 @@ def _seed(case: Case, size: Size) -> int:
     return zlib.crc32(f"{case.name} {size.label}".encode())
 
 
-def _ours(case: Case, inputs: Inputs) -> tuple[dict[str, Callable[[], Any]], float, Any]:
-    """This project's callables, the first call's seconds and its result (flattened)."""
+def _ours(case: Case, inputs: Inputs) -> tuple[dict[str, Callable[[], Any]], float, Any, Any]:
+    """This project's callables, the first call's seconds, its result (flattened) and its primal.
+
+    The primal is the output of ``rrule``'s forward pass (``None`` for pushforward cases); it
+    can differ from ``f(*args)`` in a gauge (the sign of an eigenvector) when the rule's forward
+    is a compiled kernel with its own documented normalisation.
+    """
     f, args, kwargs = case.function, inputs.args, case.kwargs
     name = getattr(f, "__name__", repr(f))
     if case.kind == "pullback":
@@ -230,12 +243,12 @@ def _ours(case: Case, inputs: Inputs) -> tuple[dict[str, Callable[[], Any]], flo
             return flatten(rule[1](cotangent)[1:])
 
         seconds, result = first_call(total)
-        _, pullback = rrule(f, *args, **kwargs)
+        primal, pullback = rrule(f, *args, **kwargs)
 
         def ours() -> tuple[np.ndarray, ...]:
             return flatten(pullback(cotangent)[1:])
 
-        return {"ours": ours, "total": total}, seconds, result
+        return {"ours": ours, "total": total}, seconds, result, primal
 
     tangents = (NoTangent(), *inputs.tangents)
 
@@ -247,7 +260,7 @@ def _ours(case: Case, inputs: Inputs) -> tuple[dict[str, Callable[[], Any]], flo
         return flatten(y) + flatten_tangent(y_dot, y)
 
     seconds, result = first_call(pushforward)
-    return {"ours": pushforward}, seconds, result
+    return {"ours": pushforward}, seconds, result, None
 
 
 def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
@@ -258,9 +271,16 @@ def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
     """
     inputs = case.inputs(size, np.random.default_rng(_seed(case, size)))
     inputs.output = case.forward(inputs)
-    callables, seconds, result = _ours(case, inputs)
+    callables, seconds, result, primal = _ours(case, inputs)
     reference = flatten(case.reference(inputs))
-    ok, error = compare(result, reference, case.rtol)
+    # a pullback is checked given the forward outputs it was handed: the rule's own, which may
+    # fix the gauge of eigenvectors or singular vectors differently from LAPACK
+    ours_reference = reference
+    if primal is not None:
+        ours_reference = flatten(case.reference(dataclasses.replace(inputs, output=primal)))
+    if case.align is not None:
+        result = case.align(result, ours_reference)
+    ok, error = compare(result, ours_reference, case.rtol)
     if not ok:
         raise Disagreement(
             f"{case.name} at {size.label}: max |ours - reference| / max |reference| = "
@@ -278,7 +298,10 @@ def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
         try:
             run, fetch = peer.runner(case, inputs)
             peer_seconds, out = first_call(run)
-            peer_ok, peer_error = compare(fetch(out), reference, case.rtol)
+            fetched = fetch(out)
+            if case.align is not None:
+                fetched = case.align(tuple(np.asarray(a) for a in fetched), reference)
+            peer_ok, peer_error = compare(fetched, reference, case.rtol)
         except Exception as exc:  # noqa: BLE001 (a failing peer is reported, the row goes on)
             peer_results[peer.name] = PeerResult("error", f"{type(exc).__name__}: {exc}")
             continue
@@ -290,6 +313,14 @@ def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
         peer_results[peer.name] = PeerResult("ok", max_error=peer_error)
         callables[peer.name] = run
         first_calls[peer.name] = peer_seconds
+        total = peer.total_runner(case, inputs)
+        if total is not None:  # checked like the pullback; a failure only drops the column
+            try:
+                total_ok, _ = compare(total[1](total[0]()), reference, case.rtol)
+            except Exception:  # noqa: BLE001
+                total_ok = False
+            if total_ok:
+                callables[f"{peer.name}_total"] = total[0]
     return Prepared(case, size, inputs, callables, first_calls, error, peer_results)
 
 

@@ -8,6 +8,9 @@ A case names the peer's version of its function (``jax=lambda jax: jax.numpy.lin
   PyTorch ``y = f(*args)`` once, then ``torch.autograd.grad(y, args, g, retain_graph=True)``.
 * pushforward, primal and tangent together (like ``frule``): ``jax.jit(jax.jvp)`` and
   ``torch.func.jvp``.
+* the whole call of a pullback case, forward and backward (like ``rrule`` plus its pullback,
+  :meth:`Peer.total_runner`): JAX ``jax.jit(lambda x, g: jax.vjp(f, *x)[1](g))``; PyTorch
+  ``y = f(*args)`` on fresh leaf tensors, then ``torch.autograd.grad(y, args, g)``.
 
 Both peers run in float64 (``jax_enable_x64``). Threads: PyTorch through
 ``torch.set_num_threads``; JAX through ``XLA_FLAGS`` set before jax is imported
@@ -72,6 +75,16 @@ class Peer:
             ("torch", "pullback"): _torch_pullback,
             ("torch", "pushforward"): _torch_pushforward,
         }[self.name, case.kind]
+        return build(self.module, function, inputs)
+
+    def total_runner(self, case: Case, inputs: Inputs) -> Runner | None:
+        """The whole call (forward and backward) of a pullback case; ``None`` for pushforwards."""
+        if case.kind != "pullback":
+            return None
+        function = getattr(case, self.name)(self.module)
+        if case.kwargs:
+            function = functools.partial(function, **case.kwargs)
+        build = _jax_total if self.name == "jax" else _torch_total
         return build(self.module, function, inputs)
 
 
@@ -148,6 +161,21 @@ def _jax_pullback(jax: Any, function: Callable[..., Any], inputs: Inputs) -> Run
     return run, _jax_fetch
 
 
+def _jax_total(jax: Any, function: Callable[..., Any], inputs: Inputs) -> Runner:
+    primals = tuple(jax.numpy.asarray(a) for a in inputs.args)
+    y = jax.eval_shape(function, *primals)
+    parts = inputs.cotangent if isinstance(inputs.cotangent, tuple) else (inputs.cotangent,)
+    cotangent = jax.tree_util.tree_unflatten(
+        jax.tree_util.tree_structure(y), [jax.numpy.asarray(c) for c in parts]
+    )
+    whole = jax.jit(lambda p, g: jax.vjp(function, *p)[1](g))
+
+    def run() -> Any:
+        return jax.block_until_ready(whole(primals, cotangent))
+
+    return run, _jax_fetch
+
+
 def _jax_pushforward(jax: Any, function: Callable[..., Any], inputs: Inputs) -> Runner:
     primals = tuple(jax.numpy.asarray(a) for a in inputs.args)
     tangents = tuple(jax.numpy.asarray(t) for t in inputs.tangents)
@@ -177,6 +205,20 @@ def _torch_pullback(torch: Any, function: Callable[..., Any], inputs: Inputs) ->
 
     def run() -> Any:
         return torch.autograd.grad(outputs, primals, grad_outputs=grads, retain_graph=True)
+
+    return run, _torch_fetch
+
+
+def _torch_total(torch: Any, function: Callable[..., Any], inputs: Inputs) -> Runner:
+    base = tuple(torch.from_numpy(np.array(a)) for a in inputs.args)
+    cotangents = inputs.cotangent if isinstance(inputs.cotangent, tuple) else (inputs.cotangent,)
+    grads = tuple(torch.from_numpy(np.array(c)) for c in cotangents)
+
+    def run() -> Any:
+        primals = tuple(b.detach().requires_grad_(True) for b in base)
+        y = function(*primals)
+        outputs = tuple(y) if isinstance(y, tuple) else (y,)
+        return torch.autograd.grad(outputs, primals, grad_outputs=grads)
 
     return run, _torch_fetch
 

@@ -20,6 +20,8 @@ first call this project's first call in this process minus its steady state: com
 rrule+pb   rrule(f, *args) and the pullback together: the user's whole call.
 jax, torch jax.vjp under jit / torch.autograd.grad for pullbacks (forward outputs given),
            jit(jax.jvp) / torch.func.jvp for pushforwards; (Nx) = peer / ours.
+jax+fwd,   pullback rows: the peer's whole call, forward and backward (jit(vjp) of the function;
+torch+fwd  forward then torch.autograd.grad); (Nx) = peer / our rrule+pb.
 Times are the best of the interleaved rounds (medians are in the JSON). Every row's result was
 checked against the numpy formula before it was timed; a disagreement shows FAILED, not a time."""
 
@@ -56,10 +58,17 @@ def _peer_cell(row: Row, name: str) -> str:
     return f"{format_time(row.best(name))} ({format_ratio(row.peer_ratio(name))})"
 
 
+def _peer_total_cell(row: Row, name: str) -> str:
+    seconds = row.best(f"{name}_total")
+    if seconds is None:
+        return "-"
+    return f"{format_time(seconds)} ({format_ratio(row.peer_total_ratio(name))})"
+
+
 def _cells(row: Row, peer_names: Sequence[str]) -> list[str]:
     head = [row.case.name, row.size.label]
     if row.status != "ok":
-        return head + [row.status] + ["-"] * (6 + len(peer_names))
+        return head + [row.status] + ["-"] * (6 + 2 * len(peer_names))
     first = row.first_call()
     return [
         *head,
@@ -71,6 +80,7 @@ def _cells(row: Row, peer_names: Sequence[str]) -> list[str]:
         "-" if first is None else f"{first:.2f} s",
         format_time(row.best("total")),
         *(_peer_cell(row, name) for name in peer_names),
+        *(_peer_total_cell(row, name) for name in peer_names),
     ]
 
 
@@ -87,6 +97,7 @@ def format_table(rows: Sequence[Row], peer_names: Sequence[str] = ()) -> str:
         "first call",
         "rrule+pb",
         *peer_names,
+        *(f"{name}+fwd" for name in peer_names),
     ]
     body = [_cells(row, peer_names) for row in rows]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]

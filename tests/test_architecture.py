@@ -32,3 +32,44 @@ def test_leaf_packages_import_nothing_else_from_the_project(package):
 def test_every_package_is_typed():
     for package in PROJECT:
         assert (SRC / package / "py.typed").exists()
+
+
+# DESIGN.md section 7: the consumers (and the dask lifting) sit on top of the rule sets.
+CONSUMERS = {"autodiff", "interop", "dask"}
+PEERS = {"torch", "jax", "jaxlib", "dask", "distributed"}
+
+
+def _imported_modules(path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module
+
+
+def test_rule_sets_and_machinery_import_no_consumer_and_no_peer():
+    offenders = set()
+    for path in (SRC / "rules").rglob("*.py"):
+        parts = path.relative_to(SRC / "rules").parts
+        if parts[0] in CONSUMERS:
+            continue
+        for module in _imported_modules(path):
+            top, _, rest = module.partition(".")
+            if top in PEERS or (top == "rules" and rest.split(".")[0] in CONSUMERS):
+                offenders.add(f"{path.relative_to(SRC)} imports {module}")
+    assert not offenders
+
+
+def test_import_rules_imports_no_peer():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import rules, rules.testing, tangents, kernels; "
+        f"print(sorted(m for m in {sorted(PEERS)!r} if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=SRC
+    )
+    assert out.stdout.strip() == "[]"

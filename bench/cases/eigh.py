@@ -91,6 +91,22 @@ def eigvalsh_pushforward_numpy(inputs: Inputs) -> tuple[np.ndarray, np.ndarray]:
     return w, np.sum(V * (A_dot @ V), axis=-2)
 
 
+def _phases(X: np.ndarray, X_ref: np.ndarray) -> np.ndarray:
+    """The unit factors ``c_j`` with ``X[..., j] c_j`` closest to ``X_ref[..., j]`` (columns)."""
+    overlap = np.sum(X.conj() * X_ref, axis=-2)
+    return overlap / np.abs(overlap)
+
+
+def align_eigh(result: tuple[np.ndarray, ...], reference: tuple[np.ndarray, ...]) -> tuple:
+    """``(w, V, w_dot, V_dot)`` with each eigenvector (and its tangent) in the reference's gauge.
+
+    A column sign (phase) ``c_j`` of ``V`` multiplies the matching column of ``V_dot``.
+    """
+    w, V, w_dot, V_dot = result
+    c = _phases(V, reference[1])[..., None, :]
+    return w, V * c, w_dot, V_dot * c
+
+
 CASES = [
     pullback_case(
         "eigh",
@@ -107,6 +123,7 @@ CASES = [
         np.linalg.eigh,
         inputs=_pushforward_inputs,
         reference=eigh_pushforward_numpy,
+        align=align_eigh,
         jax=lambda jax: jax.numpy.linalg.eigh,
         torch=lambda torch: torch.linalg.eigh,
     ),

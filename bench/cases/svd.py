@@ -103,6 +103,19 @@ def svdvals_pushforward_numpy(inputs: Inputs) -> tuple[np.ndarray, np.ndarray]:
     return s, np.sum(U * (A_dot @ Vh.mT), axis=-2)
 
 
+def align_svd(result: tuple[np.ndarray, ...], reference: tuple[np.ndarray, ...]) -> tuple:
+    """``(U, s, Vh, U_dot, s_dot, Vh_dot)`` with each pair ``(u_j, v_j)`` in the reference's gauge.
+
+    A common sign (phase) ``c_j`` of ``u_j`` and ``v_j`` multiplies column ``j`` of ``U`` and
+    ``U_dot`` and row ``j`` of ``Vh`` and ``Vh_dot`` (by ``conj(c_j)``).
+    """
+    U, s, Vh, U_dot, s_dot, Vh_dot = result
+    overlap = np.sum(U.conj() * reference[0], axis=-2)
+    c = overlap / np.abs(overlap)
+    col, row = c[..., None, :], c.conj()[..., :, None]
+    return U * col, s, Vh * row, U_dot * col, s_dot, Vh_dot * row
+
+
 CASES = [
     pullback_case(
         "svd",
@@ -120,6 +133,7 @@ CASES = [
         np.linalg.svd,
         inputs=_pushforward_inputs,
         reference=svd_pushforward_numpy,
+        align=align_svd,
         kwargs=_THIN,
         jax=lambda jax: jax.numpy.linalg.svd,
         torch=lambda torch: torch.linalg.svd,

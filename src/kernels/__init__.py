@@ -4,4 +4,27 @@ Kernels take plain C-contiguous ndarrays and return ndarrays: no tangent types, 
 objects, no imports from ``tangents`` or ``rules``. Rules normalise dtype and layout before
 calling them, so each kernel compiles once per supported dtype (float64, float32, complex128).
 All Numba options are set in :mod:`kernels._jit`.
+
+Forward factorizations of stacks ``(b, n, n)`` of small matrices, for users who only want the
+fast forward (one compiled call where numpy and scipy call LAPACK once per matrix; the rules use
+them up to each module's ``FORWARD_MAX_N``):
+
+* :func:`kernels.cholesky_factor.cholesky_factor_batched` -- ``A = L L^H`` (``np.linalg.cholesky``),
+  returns ``(L, info)``;
+* :func:`kernels.lu_unpacked.lu_batched` -- ``(perm, L, U)`` of ``scipy.linalg.lu(A, p_indices=True)``;
+* :func:`kernels.lu.lu_factor_batched` -- ``(lu, piv)`` of ``scipy.linalg.lu_factor``, and
+  :func:`kernels.lu.lu_solve_batched` -- ``scipy.linalg.lu_solve`` with them;
+* :func:`kernels.inverse.inv_batched` -- ``(Y, info)``, ``Y = A^-1`` (``np.linalg.inv``);
+* :func:`kernels.determinant_value.det_batched` -- ``np.linalg.det``;
+* :func:`kernels.triangular.solve_triangular_batched` -- ``scipy.linalg.solve_triangular``.
+
+They never raise for singular or indefinite input: ``info`` (LAPACK's, 1-based, 0 for success)
+says where numpy would raise ``LinAlgError``; NaN in gives NaN out. Example::
+
+    import numpy as np
+    from kernels.cholesky_factor import cholesky_factor_batched
+
+    X = np.random.default_rng(0).standard_normal((10000, 4, 4))
+    L, info = cholesky_factor_batched(X @ X.transpose(0, 2, 1) + 4 * np.eye(4), True)
+    assert not info.any()
 """

@@ -1,7 +1,9 @@
 """The one place where Numba decorator options are chosen; kernels import ``jit`` from here.
 
-* ``cache=True``: compiled machine code is written next to the source (``__pycache__``) and
-  reloaded by later processes, so only the first process pays the compile time.
+* on-disk cache: compiled machine code is written next to the source (``__pycache__``), or where
+  Numba's locators find room (``NUMBA_CACHE_DIR``, the user's cache directory), and reloaded by
+  later processes, so only the first process pays the compile time. A cache that cannot be used
+  never breaks the library (below).
 * ``nogil=True``: kernels touch no Python objects, so other threads may run meanwhile.
 * ``error_model="numpy"``: division by zero gives ``inf``/``nan`` as in NumPy instead of raising,
   so NaN in gives NaN out.
@@ -15,13 +17,102 @@ Only after inlining does LLVM see the constant loop bounds and unroll the loops;
 constants do not reach the helper. Measured on 10000 x (4x4): matmul pullback 0.53 ms -> 0.37 ms,
 cholesky pullback 0.84 ms -> 0.35 ms. Every call site gets its own copy, so keep the call sites
 few.
+
+An unusable cache. Numba's own ``cache=True`` raises at import when no directory is writable
+(``RuntimeError: cannot cache function ...: no locator available``, a read-only install with an
+unwritable ``$HOME``), and raises ``UnpicklingError``/``EOFError`` from the first call of a kernel
+whose ``.nbi``/``.nbc`` file is garbage, truncated or empty, in every new process. Here a kernel
+whose cache cannot be set up, read or written compiles in memory instead (for the rest of the
+process), and the first such failure per cache directory issues one :class:`KernelCacheWarning`
+naming the directory and how to clear it. The wrapper is :class:`_FallbackCache`, a subclass of
+Numba's ``FunctionCache`` that catches the errors of its ``load_overload`` and
+``save_overload``; it is installed on the dispatcher as ``cache=True`` would install Numba's.
 """
 
-import functools
+import threading
+import warnings
 
 import numba
+from numba.core.caching import FunctionCache
 
-jit = functools.partial(numba.njit, cache=True, nogil=True, error_model="numpy")
-jit_inline = functools.partial(
-    numba.njit, cache=True, nogil=True, error_model="numpy", inline="always"
-)
+__all__ = ["KernelCacheWarning", "jit", "jit_inline"]
+
+_OPTIONS = {"nogil": True, "error_model": "numpy"}
+
+
+class KernelCacheWarning(RuntimeWarning):
+    """A kernel's on-disk Numba cache is unusable; the kernel compiles in memory instead."""
+
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(key: str, message: str) -> None:
+    """Issue ``message`` as a :class:`KernelCacheWarning` the first time ``key`` is seen."""
+    with _warned_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    warnings.warn(message, KernelCacheWarning, stacklevel=3)
+
+
+def _name(py_func) -> str:
+    return f"{py_func.__module__}.{py_func.__qualname__}"
+
+
+class _FallbackCache(FunctionCache):
+    """Numba's function cache, switched off for its function when its files cannot be used."""
+
+    def load_overload(self, sig, target_context):
+        """Numba's load; a file that cannot be read (garbage, truncated, empty) gives ``None``."""
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception as error:  # noqa: BLE001  (any unreadable file: compile instead)
+            self._give_up("read", error)
+            return None
+
+    def save_overload(self, sig, data):
+        """Numba's save; a failure to write leaves the kernel compiled in memory only."""
+        try:
+            super().save_overload(sig, data)
+        except Exception as error:  # noqa: BLE001  (disk full, permissions: keep the code)
+            self._give_up("write", error)
+
+    def _give_up(self, action: str, error: Exception) -> None:
+        self.disable()
+        path = self.cache_path
+        _warn_once(
+            path,
+            f"cannot {action} the Numba cache of the kernels in {path} ({type(error).__name__}: "
+            f"{error}; first seen for {_name(self._py_func)}); such kernels compile in memory "
+            f"in this process. Clear the cache by deleting {path}/*.nbi and {path}/*.nbc, or "
+            "point NUMBA_CACHE_DIR to a writable directory",
+        )
+
+
+def _with_cache(dispatcher):
+    """Install :class:`_FallbackCache` on ``dispatcher``, or leave it uncached with a warning."""
+    py_func = dispatcher.py_func
+    try:
+        dispatcher._cache = _FallbackCache(py_func)
+    except (RuntimeError, OSError) as error:  # no writable directory: no locator
+        _warn_once(
+            "",
+            f"no writable directory for the Numba cache of the kernels ({error}); kernels "
+            "compile in memory in every process. Point NUMBA_CACHE_DIR to a writable directory "
+            "to cache them",
+        )
+    return dispatcher
+
+
+def _decorator(**options):
+    def jit(func):
+        """Compile ``func`` with Numba (module docstring), cached on disk where possible."""
+        return _with_cache(numba.njit(func, **options))
+
+    return jit
+
+
+jit = _decorator(**_OPTIONS)
+jit_inline = _decorator(**_OPTIONS, inline="always")

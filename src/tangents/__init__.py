@@ -7,7 +7,7 @@ from tangents.accumulation import add_inplace
 from tangents.base import AbstractTangent
 from tangents.not_implemented import NotImplementedTangent, NotImplementedTangentError
 from tangents.projection import Projector, ProjectTo, tangent_dtype
-from tangents.structural import Tangent, canonicalize
+from tangents.structural import Tangent, canonicalize, construct
 from tangents.structured import (
     Diagonal,
     Hermitian,
@@ -40,6 +40,7 @@ __all__ = [
     "ZeroTangent",
     "add_inplace",
     "canonicalize",
+    "construct",
     "tangent_dtype",
     "unthunk",
 ]

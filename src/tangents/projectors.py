@@ -242,8 +242,16 @@ class StructuralProjector(Projector):
             backing = dx.backing
         elif isinstance(dx, self.primal_type):
             backing = primal_components(dx)  # a natural tangent of the primal's own type
-        elif isinstance(self.elements, tuple) and isinstance(dx, list | tuple):
+        elif isinstance(dx, list | tuple) and (
+            isinstance(self.elements, tuple) or issubclass(self.primal_type, tuple)
+        ):
+            # a plain tuple for a tuple or a namedtuple primal: its components by position
             backing = tuple(dx)
+            if isinstance(self.elements, dict) and len(backing) != len(self.elements):
+                raise ValueError(
+                    f"a {self.primal_type.__name__} with fields {list(self.elements)} cannot "
+                    f"take a cotangent with {len(backing)} components"
+                )
         else:
             raise TypeError(
                 f"a {type(dx).__name__} is not a cotangent for a {self.primal_type.__name__}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -288,7 +289,40 @@ def primal_components(primal: Any) -> tuple[Any, ...] | dict[Any, Any]:
 
 
 def rebuild_primal(primal: Any, components: tuple[Any, ...] | dict[Any, Any]) -> Any:
-    """A new primal of ``type(primal)`` with the given components; ``primal`` is not modified."""
+    """A new primal of ``type(primal)`` with the given components; ``primal`` is not modified.
+
+    Goes through :func:`construct`, so a class that registered a constructor there is rebuilt
+    by it (and its ``__init__`` validates the new fields).
+    """
+    return construct(primal, components)
+
+
+@functools.singledispatch
+def construct(primal: Any, components: tuple[Any, ...] | dict[Any, Any]) -> Any:
+    """Build a new primal like ``primal`` from ``components``: what ``primal + Tangent`` calls.
+
+    The hook of ChainRulesCore's ``construct``, dispatched on the primal's type. Register one
+    for a class whose ``__init__`` checks or derives its fields::
+
+        @construct.register(Interval)
+        def _(primal, fields):
+            return Interval(fields["lo"], fields["hi"])  # runs Interval.__init__'s checks
+
+    The defaults, when nothing is registered: tuples and namedtuples call their type with the
+    components (a namedtuple's ``__new__`` runs); dicts are copied and updated; dataclasses go
+    through ``dataclasses.replace``, which runs ``__init__`` and ``__post_init__`` (fields with
+    ``init=False`` are then set directly); **any other class is copied with ``copy.copy`` and
+    its attributes are set with ``object.__setattr__``, without calling ``__init__``**, since
+    nothing says how ``__init__``'s parameters map onto the fields. Register a constructor for
+    such a class when its ``__init__`` must run.
+
+    Parameters
+    ----------
+    primal : any
+        The primal being moved (not modified); its type selects the constructor.
+    components : tuple or dict
+        The new components: a tuple for plain tuples, a dict by field name otherwise.
+    """
     primal_type = type(primal)
     if _is_dict_type(primal_type):
         new = copy.copy(primal)

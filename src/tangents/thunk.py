@@ -11,7 +11,9 @@ Semantics
 ---------
 A ``Thunk`` is memoised: its function runs at most once, on first use, and the value is kept
 (ChainRulesCore re-runs it on every use; caching is what makes a thunk safe to use many times).
-Transposes and conjugates of a thunk stay lazy; every other operation evaluates it.
+Transposes and conjugates of a thunk stay lazy; every other operation evaluates it. Copies and
+pickles keep the state: an unevaluated thunk carries its function (so a thunk of a lambda cannot
+be pickled), an evaluated one its value.
 """
 
 from __future__ import annotations
@@ -23,7 +25,25 @@ import numpy as np
 
 from tangents.base import TangentArithmetic
 
-_UNSET: Any = object()
+
+class _Unset:
+    """The value of a thunk whose function has not run: one object, kept by copies and pickles.
+
+    A bare ``object()`` would be copied as a new object by ``copy.deepcopy`` and ``pickle``, and
+    the copy's ``_value is _UNSET`` test would then fail: the copy would return the sentinel as
+    its value. ``__reduce__`` names the module-level instance instead, so both give it back.
+    """
+
+    __slots__ = ()
+
+    def __reduce__(self) -> str:
+        return "_UNSET"
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+_UNSET: Any = _Unset()
 
 
 class AbstractThunk(TangentArithmetic):
@@ -101,10 +121,22 @@ class Thunk(AbstractThunk):
         """Whether the function has already run."""
         return self._value is not _UNSET
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Copies and pickles keep the state as it is: the function if it has not run, else the
+        # value (and _UNSET, which pickles by name, stays the one sentinel).
+        return _rebuild_thunk, (self._fn, self._value)
+
     def __repr__(self) -> str:
         if self.evaluated:
             return f"Thunk(<evaluated: {self._value!r}>)"
         return f"Thunk({self._fn!r})"
+
+
+def _rebuild_thunk(fn: Callable[[], Any] | None, value: Any) -> Thunk:
+    """A ``Thunk`` in the given state (for ``Thunk.__reduce__``)."""
+    thunk = Thunk.__new__(Thunk)
+    thunk._fn, thunk._value = fn, value
+    return thunk
 
 
 class InplaceableThunk(AbstractThunk):

@@ -20,10 +20,17 @@ import numpy as np
 import pytest
 import scipy
 import scipy.linalg as sla
+import scipy.signal
+import scipy.sparse as sp
+import scipy.sparse.linalg as spl
 import scipy.special
+import scipy.stats
 
 import rules
-import rules.special  # deferred until scipy.special is in use: registered here for the census
+import rules.signal  # deferred until scipy.signal is in use: registered here for the census
+import rules.sparse.linalg
+import rules.special  # deferred the same way
+import rules.stats
 from rules import frule, rrule
 from rules.linalg.matfun import MatrixFunction
 from rules.testing import RecordingTangent
@@ -266,7 +273,7 @@ def test_a_structured_primal_meets_the_type_s_own_matmul():
 # function -> cases (argument tuples, or case(...) with options or several outputs)
 REFUSAL_CASES = {
     np.matmul: [(_real(3, 4), _real(4)), (_real(2, 3, 4), _real(4, 2))],
-    operator.matmul: [(_real(4), _real(4, 2))],
+    operator.matmul: [(_real(4), _real(4, 2)), (sp.csr_array(_square(3)), _real(3, 2))],
     np.dot: [(_real(3, 4), _real(4)), (_real(2), _real(2))],
     np.inner: [(_real(3), _real(3))],
     np.outer: [(_real(2, 2), _real(3))],
@@ -355,6 +362,17 @@ REFUSAL_CASES = {
     scipy.special.logsumexp: [(_real(3, 2),)],
     scipy.special.softmax: [(_real(3, 2),)],
     scipy.special.log_softmax: [(_real(3, 2),)],
+    scipy.stats.multivariate_normal.logpdf: [(_real(4, 3), _real(3), _spd(3))],
+    scipy.stats.multivariate_normal.pdf: [(_real(3), _real(3), _spd(3))],
+    spl.spsolve: [(sp.csc_array(_square(3)), _real(3))],
+    spl.splu: [(sp.csc_array(_square(3)),)],
+    spl.expm_multiply: [(sp.csr_array(0.3 * _real(3, 3)), _real(3))],
+    scipy.signal.convolve: [(_real(5), _real(3))],
+    scipy.signal.correlate: [(_real(5), _real(3))],
+    scipy.signal.fftconvolve: [(_real(5), _real(3))],
+    scipy.signal.convolve2d: [(_real(3, 3), _real(2, 2))],
+    scipy.signal.correlate2d: [(_real(3, 3), _real(2, 2))],
+    scipy.signal.lfilter: [(_real(2), np.array([1.0, 0.5]), _real(5))],
     sla.inv: [case(np.triu(_square(3)), assume_a="upper triangular")],
     np.linalg.solve: [(_square(3), _real(3)), (np.stack([_square(3)] * 2), _real(2, 3, 2))],
     sla.solve: [case(_square(3), _real(3, 2), assume_a="diagonal"), (_square(3), _real(3))],
@@ -510,6 +528,23 @@ def _defined_by(rule, name):
     return rule.__code__.co_name == name
 
 
+SPECIAL_ARGUMENTS = {
+    scipy.special.polygamma: (1, _real(3, 2) ** 2 + 0.5),
+    scipy.special.multigammaln: (_real(3, 2) ** 2 + 2.0, 2),
+    scipy.special.zeta: (_real(3, 2) ** 2 + 2.0, _real(3, 2) ** 2 + 0.5),
+    scipy.special.expn: (1, _real(3, 2) ** 2 + 0.5),  # a float order: scipy warns
+    **{
+        getattr(getattr(scipy.stats, dist), method): (np.full((3, 2), 0.6), *shapes)
+        for dist, shapes in {"norm": (), "t": (3.0,), "gamma": (2.0,), "beta": (2.0, 3.0)}.items()
+        for method in ("pdf", "logpdf", "cdf", "logcdf")
+    },
+    **{
+        getattr(scipy.stats.poisson, method): (np.full((3, 2), 2), np.full((3, 2), 2.5))
+        for method in ("pmf", "logpmf", "cdf", "logcdf")
+    },
+}
+
+
 def _elementwise_cases():
     """A case for each rule made by ``scalar_rule`` (and the operators routed to one)."""
     cases = {}
@@ -521,8 +556,12 @@ def _elementwise_cases():
         else:
             continue
         x = np.full((3, 2), 1.6 if f_ufunc is np.arccosh else 0.6)
-        if _defined_by(rrule.lookup(f_ufunc)[0], "elementwise_rrule"):
-            cases[f] = (f_ufunc.__name__, (x,) * getattr(f_ufunc, "nin", 1))  # np.sinc: no ufunc
+        if f in SPECIAL_ARGUMENTS:  # not ufuncs, or integer arguments
+            cases[f] = (f.__name__, Case(SPECIAL_ARGUMENTS[f], {}))
+        elif _defined_by(rrule.lookup(f_ufunc)[0], "elementwise_rrule"):
+            nout = getattr(f_ufunc, "nout", 1)  # np.sinc is no ufunc
+            at = (0, nout) if nout > 1 else None  # np.modf, np.frexp
+            cases[f] = (f_ufunc.__name__, Case((x,) * getattr(f_ufunc, "nin", 1), {}, at))
     return cases
 
 
@@ -533,8 +572,8 @@ def _refusal_cases():
     for f, cases in REFUSAL_CASES.items():
         for c in cases:
             yield f, NAMED_AS.get(f, f.__name__), _as_case(c)
-    for f, (name, args) in ELEMENTWISE_CASES.items():
-        yield f, name, Case(args, {})
+    for f, (name, c) in ELEMENTWISE_CASES.items():
+        yield f, name, c
 
 
 def _ids(v):
@@ -556,6 +595,8 @@ def _tangent_of(x, log):
     """A RecordingTangent for each float or complex array argument, ``NoTangent()`` for others."""
     if isinstance(x, np.ndarray) and x.dtype.kind in "fc":
         return RecordingTangent(_cotangent_like(x), log)
+    if sp.issparse(x):  # a dense recording tangent: the sparse rules refuse it by name
+        return RecordingTangent(_cotangent_like(x.toarray()), log)
     if isinstance(x, list) and all(isinstance(v, np.ndarray) for v in x):
         return Tangent(tuple, *(_tangent_of(v, log) for v in x))
     return NoTangent()

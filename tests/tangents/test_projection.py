@@ -227,6 +227,18 @@ def test_namedtuple_dataclass_and_dict_primals():
         ProjectTo({"w": np.zeros(2)})(Tangent(dict, {"v": 1.0}))
 
 
+def test_namedtuple_primal_takes_a_plain_tuple_cotangent():
+    # multi-output rules return namedtuples (EighResult); users write plain tuples
+    out = ProjectTo(Pair(np.zeros(2, dtype=np.float32), 1.0))((np.ones(2) + 1j, 2.0))
+    assert isinstance(out, Tangent)
+    assert out.primal_type is Pair
+    assert out.a.dtype == np.float32
+    assert out.b == 2.0
+    assert ProjectTo(Pair(1.0, 2.0))([ZeroTangent(), 3.0]).a is ZeroTangent()
+    with pytest.raises(ValueError, match=r"fields \['a', 'b'\].*1 components"):
+        ProjectTo(Pair(1.0, 2.0))((1.0,))
+
+
 def test_objects_with_attributes_project_per_attribute():
     class Model:
         def __init__(self):

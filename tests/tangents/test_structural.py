@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tangents import NoTangent, Tangent, Thunk, ZeroTangent, canonicalize
+from tangents import NoTangent, Tangent, Thunk, ZeroTangent, canonicalize, construct
 
 
 @dataclasses.dataclass
@@ -163,6 +163,35 @@ def test_primal_plus_tangent_round_trips(kind, a, b):
     moved = primal + make(float(a), float(b))
     back = moved + (-make(float(a), float(b)))
     assert read(back) == read(primal)
+
+
+class Interval:
+    """``__init__`` validates: lo <= hi."""
+
+    def __init__(self, lo, hi):
+        if lo > hi:
+            raise ValueError(f"an Interval needs lo <= hi, got {lo} > {hi}")
+        self.lo, self.hi = lo, hi
+
+
+def test_default_construct_does_not_run_init_of_a_plain_class():
+    moved = Interval(0.0, 1.0) + Tangent(Interval, lo=5.0)  # documented default: no __init__
+    assert (moved.lo, moved.hi) == (5.0, 1.0)
+
+
+def test_a_registered_construct_runs_init():
+    class Checked(Interval):  # a class of its own: singledispatch has no unregister
+        pass
+
+    @construct.register(Checked)
+    def _(primal, fields):
+        return Checked(fields["lo"], fields["hi"])
+
+    moved = Checked(0.0, 1.0) + Tangent(Checked, hi=0.5)
+    assert type(moved) is Checked
+    assert (moved.lo, moved.hi) == (0.0, 1.5)
+    with pytest.raises(ValueError, match="lo <= hi"):
+        Checked(0.0, 1.0) + Tangent(Checked, lo=5.0)
 
 
 def test_no_tangent_component_leaves_the_field_alone():

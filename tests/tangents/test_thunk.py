@@ -1,3 +1,7 @@
+import copy
+import functools
+import pickle
+
 import numpy as np
 import pytest
 
@@ -79,3 +83,38 @@ def test_inplaceable_thunk_value_and_action():
 def test_inplaceable_thunk_needs_add_fn():
     with pytest.raises(TypeError, match="add_fn"):
         InplaceableThunk(None, Thunk(lambda: 1.0))
+
+
+def _ones():
+    return np.ones(2)
+
+
+@pytest.mark.parametrize(
+    "duplicate",
+    [
+        copy.copy,
+        copy.deepcopy,
+        *(
+            functools.partial(lambda t, p: pickle.loads(pickle.dumps(t, protocol=p)), p=p)
+            for p in range(pickle.HIGHEST_PROTOCOL + 1)
+        ),
+    ],
+    ids=["copy", "deepcopy", *(f"pickle{p}" for p in range(pickle.HIGHEST_PROTOCOL + 1))],
+)
+def test_copies_and_pickles_of_an_unevaluated_thunk_still_compute_their_value(duplicate):
+    # Issue 14, item 2: the unset sentinel used to be copied as a new object(), which the copy
+    # then returned as its value (and ZeroTangent() + copy carried on).
+    th = duplicate(Thunk(_ones))
+    assert not th.evaluated
+    np.testing.assert_array_equal(unthunk(th), np.ones(2))
+    np.testing.assert_array_equal(unthunk(ZeroTangent() + duplicate(Thunk(_ones))), np.ones(2))
+    evaluated = Thunk(_ones)
+    unthunk(evaluated)
+    copied = duplicate(evaluated)
+    assert copied.evaluated
+    np.testing.assert_array_equal(unthunk(copied), np.ones(2))
+
+
+def test_pickling_a_thunk_of_a_lambda_refuses():
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+        pickle.dumps(Thunk(lambda: 1.0))

@@ -76,10 +76,10 @@ scalar_rule(np.fmin, _shares)
 
 
 def _clip_bounds(bounds: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    """The bounds in effect: positional ``a_min, a_max`` or the keywords ``min=``/``max=``."""
-    if len(bounds) >= 2:
-        return bounds[0], bounds[1]
-    return kwargs.get("min"), kwargs.get("max")
+    """The bounds in effect: positional, or the keywords ``a_min=``/``a_max=`` or ``min=``/``max=``."""
+    lo = bounds[0] if len(bounds) >= 1 else kwargs.get("a_min", kwargs.get("min"))
+    hi = bounds[1] if len(bounds) >= 2 else kwargs.get("a_max", kwargs.get("max"))
+    return lo, hi
 
 
 def _refuse_clip_options(bounds: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -136,7 +136,7 @@ def clip_frule(tangents: tuple[Any, ...], a: Any, *bounds: Any, **kwargs: Any) -
     y = np.clip(a, *bounds, **kwargs)
     lo, hi = _clip_bounds(bounds, kwargs)
     # Tangents of the positional bounds; keyword bounds are constants.
-    dots = (tangents[1], *tangents[2:4]) if len(bounds) >= 2 else (tangents[1],)
+    dots = (tangents[1], *tangents[2 : 2 + min(len(bounds), 2)])
     dots = dots + (ZeroTangent(),) * (3 - len(dots))
     y_dot: Any = ZeroTangent()
     for x, w, x_dot in zip((a, lo, hi), _clip_weights(a, lo, hi), dots, strict=True):

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
+from tangents import AbstractZero, NotImplementedTangent
 
 __all__ = ["broadcast_tangent", "unbroadcast"]
 
@@ -20,8 +21,12 @@ def unbroadcast(
     broadcasting added are summed away, and axes where the input had size 1 are summed with
     ``keepdims``. Returns ``g`` itself when the shapes already agree (so any tangent type with a
     ``shape`` passes); summing needs an array, and ``operation`` names the rule in the
-    ``TypeError`` a user's tangent type gets otherwise.
+    ``TypeError`` a user's tangent type gets otherwise. Zeros and ``NotImplementedTangent`` (a
+    partial derivative a rule does not implement, as ChainRulesCore allows) have no entries to
+    sum and are returned as they are.
     """
+    if isinstance(g, AbstractZero | NotImplementedTangent):
+        return g
     g_shape = np.shape(g)
     if g_shape == shape:
         return g
@@ -50,8 +55,11 @@ def broadcast_tangent(
 
     Returns ``t`` itself when the shapes already agree (so any tangent type with a ``shape``
     passes); broadcasting needs an array, and ``operation`` names the rule in the ``TypeError``
-    a user's tangent type gets otherwise (it is never converted silently).
+    a user's tangent type gets otherwise (it is never converted silently). Zeros and
+    ``NotImplementedTangent`` are returned as they are.
     """
+    if isinstance(t, AbstractZero | NotImplementedTangent):
+        return t
     if np.shape(t) == shape:
         return t
     return np.array(np.broadcast_to(as_array_cotangent(t, operation), shape))

@@ -31,6 +31,7 @@ __all__ = [
     "conj",
     "is_kernel_array",
     "is_user_tangent",
+    "missing_operation",
 ]
 
 KERNEL_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.complex128))
@@ -122,3 +123,33 @@ def conj(x: Any) -> Any:
     if isinstance(x, complex):
         return x.conjugate()
     return x.conj() if hasattr(x, "conj") else np.conj(x)
+
+
+_PROTOCOL_ATTRIBUTES = {
+    "mT": "t.mT",
+    "T": "t.T",
+    "conj": "t.conj()",
+    "real": "t.real",
+    "imag": "t.imag",
+    "shape": "t.shape",
+}
+
+
+def missing_operation(error: AttributeError, rule: str) -> TypeError | None:
+    """A ``TypeError`` naming ``rule`` and the protocol operation a user's tangent type lacks.
+
+    ``error`` is the ``AttributeError`` a rule met; when it is a user's tangent type (see
+    :func:`is_user_tangent`) missing one of the attributes of the tangent protocol
+    (docs/tangent-types.md: ``mT``, ``T``, ``conj``, ``real``, ``imag``, ``shape``), the message
+    says which rule needed which operation. Any other ``AttributeError`` gives ``None`` (it is a
+    bug to be reported as it is).
+    """
+    obj = getattr(error, "obj", None)
+    name = getattr(error, "name", None)
+    if name not in _PROTOCOL_ATTRIBUTES or obj is None or not is_user_tangent(obj):
+        return None
+    return TypeError(
+        f"{rule} applies the tangent operation `{_PROTOCOL_ATTRIBUTES[name]}` to a "
+        f"{type(obj).__name__}, which does not define `{name}`; a tangent type needs the "
+        "operations listed in docs/tangent-types.md to flow through this rule"
+    )

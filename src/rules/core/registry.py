@@ -12,11 +12,33 @@ tangent is ``ZeroTangent()``. A cotangent that is a thunk as a whole is evaluate
 pullback needs its value anyway), so a rule never receives a thunk of its whole cotangent nor a
 zero; components of a multi-output cotangent stay as given, thunks included.
 
-So is the shape of the cotangent of an array (or scalar) output: one whose ``shape`` differs from
-the output's raises ``ValueError`` naming the function and both shapes before the rule's pullback
-runs, instead of being broadcast or summed into a wrong answer (DESIGN.md section 3). Cotangents
-without a ``shape`` (numbers, zeros) and the components of multi-output cotangents are left to
-the rule.
+``None`` is a zero everywhere a (co)tangent goes: a whole cotangent ``None``, a ``None``
+component of a multi-output cotangent (``(None, V_bar)`` for ``eigh``) and a ``None`` input
+tangent of an frule all mean ``ZeroTangent()``, and rules never receive ``None``. This is the
+convention of PyTorch's and HIPS autograd's ``None`` gradients; ``ZeroTangent()`` is the
+library's own spelling and what rules return.
+
+So are the checks every rule would otherwise repeat (:mod:`rules.core.checks`), each raising an
+error that names the function before the rule runs:
+
+* an object array among the arguments raises ``TypeError`` (in ``rrule`` and ``frule``);
+* the cotangent of an array (or scalar) output, and each component of the cotangent of a tuple
+  output, must have the output's shape (``ValueError`` otherwise, instead of being broadcast or
+  summed into a wrong answer, DESIGN.md section 3); a list, a tuple, or a number for an array of
+  more than one element, raises ``TypeError``. Values without a ``shape`` of other types (zeros,
+  user tangent types) and thunked components are left to the rule;
+* a ``Tangent`` cotangent of a tuple output whose ``primal_type`` is another type is matched to
+  the output's fields by name, or refused with ``TypeError`` naming the expected type: it is never
+  read by position;
+* when no argument has a tangent space (bools, bool arrays, strings, ``None``), the pullback
+  is not called: every cotangent is ``NoTangent()``, whatever the rule would have made of it
+  (an eigh of a bool matrix has ties, which must not raise);
+* the frule's input tangents get the same checks against their arguments (shapes of array
+  arguments, fields of tuple arguments).
+
+An exception raised inside a rule, its pullback or its pushforward whose message does not name
+the function (numpy's and scipy's own errors) is raised again as the same type, the function's
+name in front, chained to the original (``__cause__``).
 
 Fitting the cotangents to the call: a rule keeps its function's signature, options included
 (``def sum_rrule(a, axis=None, dtype=None, out=None, keepdims=False)``), and its pullback returns
@@ -32,7 +54,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import numbers
 import sys
 import types
 from collections.abc import Callable
@@ -40,7 +61,16 @@ from typing import Any
 
 import numpy as np
 
-from rules.core.cotangents import check_shape
+from rules.core.checks import (
+    check_array_tangent,
+    has_no_tangent_space,
+    match_fields,
+    named,
+    object_input,
+    object_input_error,
+    primal_shape,
+)
+from rules.core.cotangents import missing_operation
 from tangents import (
     AbstractThunk,
     AbstractZero,
@@ -50,14 +80,16 @@ from tangents import (
     canonicalize,
     unthunk,
 )
-from tangents.structural import has_fields
+from tangents.structural import field_names, has_fields
 
 __all__ = [
     "RuleTable",
     "defer",
     "frule",
     "function_name",
+    "is_foreign_array",
     "is_zero_cotangent",
+    "lift_foreign",
     "rrule",
     "split_cotangent",
 ]
@@ -79,23 +111,57 @@ def defer(rule_module: str, trigger: str) -> None:
     _DEFERRED[rule_module] = trigger
 
 
+_FOREIGN: dict[str, tuple[str, str]] = {}
+
+
+def lift_foreign(trigger: str, array_type: str, module: str) -> None:
+    """Hand calls with an argument of another library's array type to the module ``module``.
+
+    Once the module ``trigger`` is imported, a call of ``rrule`` or ``frule`` one of whose
+    positional arguments is an instance of ``trigger.array_type`` (``dask.array.Array``) goes
+    to ``module.lifted_rrule(f, args, kwargs)`` or ``module.lifted_frule(tangents, f, args,
+    kwargs)`` instead of the rule itself, which only takes in-memory arrays. The module is
+    imported on first use, so ``import rules`` imports neither it nor the other library.
+    """
+    _FOREIGN[trigger] = (array_type, module)
+
+
+def is_foreign_array(x: Any) -> bool:
+    """Whether ``x`` is an array of a library registered with :func:`lift_foreign` (dask)."""
+    return _foreign((x,)) is not None if _FOREIGN else False
+
+
+def _foreign(args: tuple[Any, ...]) -> Any:
+    """The lifting module for ``args``, when one is another library's array; else ``None``."""
+    for trigger, (array_type, module) in _FOREIGN.items():
+        library = sys.modules.get(trigger)
+        if library is not None:
+            cls = getattr(library, array_type)
+            if any(isinstance(a, cls) for a in args):
+                return importlib.import_module(module)
+    return None
+
+
 def _load_deferred() -> bool:
     """Import the deferred rule modules whose trigger has been imported; whether any was."""
     ready = [module for module, trigger in _DEFERRED.items() if trigger in sys.modules]
     for module in ready:
-        del _DEFERRED[module]
-        importlib.import_module(module)
+        # A deferred module registering rules loads the other ready ones itself (register
+        # calls this function): each is imported once, by whichever call pops it first.
+        if _DEFERRED.pop(module, None) is not None:
+            importlib.import_module(module)
     return bool(ready)
 
 
 def is_zero_cotangent(y_bar: Any) -> bool:
     """Whether ``y_bar`` is a symbolic zero, or a tuple/``Tangent`` whose every component is one.
 
-    Thunks count as non-zero: they are never evaluated to find out.
+    Thunks count as non-zero: they are never evaluated to find out. ``None`` is a zero (see the
+    module docstring).
     """
     if type(y_bar) is np.ndarray:  # the common case, decided without isinstance chains
         return False
-    if isinstance(y_bar, AbstractZero):
+    if y_bar is None or isinstance(y_bar, AbstractZero):
         return True
     if isinstance(y_bar, Tangent):
         backing = y_bar.backing
@@ -111,9 +177,12 @@ def split_cotangent(y_bar: Any, n: int) -> tuple[Any, ...]:
 
     Accepts a zero (all components zero), a plain tuple or list of length ``n``, or a ``Tangent``
     of the output's type (a namedtuple such as numpy's ``EighResult``, or a tuple), or a thunk
-    of any of these. Components are returned as given (their thunks are not evaluated).
+    of any of these. Components are returned as given (their thunks are not evaluated), except
+    that ``None`` (the whole cotangent or a component) becomes ``ZeroTangent()``.
     """
     y_bar = unthunk(y_bar)
+    if y_bar is None:
+        y_bar = ZeroTangent()
     if isinstance(y_bar, AbstractZero):
         return (y_bar,) * n
     if isinstance(y_bar, Tangent):
@@ -131,6 +200,13 @@ def split_cotangent(y_bar: Any, n: int) -> tuple[Any, ...]:
         )
     if len(parts) != n:
         raise ValueError(f"the cotangent has {len(parts)} components; the output has {n}")
+    return _none_as_zero(parts)
+
+
+def _none_as_zero(parts: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``parts`` with each ``None`` replaced by ``ZeroTangent()`` (the module's convention)."""
+    if any(p is None for p in parts):
+        return tuple(ZeroTangent() if p is None else p for p in parts)
     return parts
 
 
@@ -193,6 +269,7 @@ class RuleTable:
         self.kind = kind
         self._by_function: dict[Any, Rule] = {}
         self._by_call_type: dict[type, Rule] = {}
+        self._by_method: dict[tuple[type, str], Rule] = {}
         self._positional: dict[Rule, int | None] = {}
 
     def _check_new(self, table: dict[Any, Rule], key: Any, override: bool) -> None:
@@ -236,6 +313,42 @@ class RuleTable:
 
         return decorator
 
+    def register_method(
+        self, cls: type, name: str, *, override: bool = False
+    ) -> Callable[[Rule], Rule]:
+        """Decorator registering a rule for the bound method ``obj.name`` of instances of ``cls``.
+
+        For methods of C types (``scipy.sparse.linalg.SuperLU.solve``), whose bound methods are
+        new objects at each access and cannot be registry keys. The rule receives the instance
+        first: ``rule(obj, *args)`` (an frule: ``rule(tangents, obj, *args)``, where
+        ``tangents[0]`` is the tangent of ``obj``), and its pullback returns the cotangent of
+        ``obj`` first: the cotangent of a bound method is that of the object it is bound to.
+        """
+        kind = self.kind
+
+        def decorator(rule: Rule) -> Rule:
+            key = (cls, name)
+            if key in self._by_method and not override:
+                raise ValueError(
+                    f"an {kind} for {cls.__name__}.{name} is already registered; pass "
+                    "override=True to replace it"
+                )
+            if kind == "rrule":
+
+                def bound(method: Any, *args: Any, **kwargs: Any) -> Any:
+                    return rule(method.__self__, *args, **kwargs)
+            else:
+
+                def bound(tangents: Any, method: Any, *args: Any, **kwargs: Any) -> Any:
+                    return rule(tangents, method.__self__, *args, **kwargs)
+
+            bound.__qualname__ = getattr(rule, "__qualname__", "method_rule")
+            self._by_method[key] = bound
+            self._positional[bound] = _positional_count(rule, skip=1)
+            return rule
+
+        return decorator
+
     def lookup(self, f: Any) -> tuple[Rule, bool] | None:
         """The rule for ``f`` and whether it takes the callable first, or ``None``."""
         try:
@@ -248,6 +361,12 @@ class RuleTable:
             rule = self._by_call_type.get(cls)
             if rule is not None:
                 return rule, True
+        owner = getattr(f, "__self__", None)
+        if self._by_method and owner is not None and not isinstance(owner, types.ModuleType):
+            for cls in type(owner).__mro__:
+                rule = self._by_method.get((cls, getattr(f, "__name__", "")))
+                if rule is not None:
+                    return rule, True
         if _DEFERRED and _load_deferred():
             return self.lookup(f)
         return None
@@ -281,13 +400,41 @@ def function_name(f: Any) -> str:
     return ".".join([first, *(part for part in rest if not part.startswith("_")), name])
 
 
-def _output_shape(y: Any) -> tuple[int, ...] | None:
-    """The shape a cotangent of the output ``y`` must have; ``None`` when the rule checks it."""
-    if isinstance(y, np.ndarray | np.generic):
-        return y.shape
-    if isinstance(y, numbers.Number):
-        return ()
-    return None
+def _check_cotangent(f: Any, y: Any, y_bar: Any, shape: tuple[int, ...] | None) -> Any:
+    """The checks of the module docstring on a non-zero cotangent; ``y_bar``, fields matched.
+
+    For a tuple output each component is checked against its output (thunks are not evaluated).
+    """
+    if shape is not None:
+        check_array_tangent(f"{function_name(f)} pullback", "the cotangent", y_bar, shape)
+    elif isinstance(y, tuple):
+        name = f"{function_name(f)} pullback"
+        if isinstance(y_bar, Tangent):
+            y_bar = match_fields(name, "the cotangent", y_bar, y)
+        if isinstance(y_bar, Tangent | tuple | list):
+            fields = field_names(type(y))
+            for i, (part, y_i) in enumerate(zip(split_cotangent(y_bar, len(y)), y, strict=True)):
+                shape_i = primal_shape(y_i)
+                if shape_i is not None and not isinstance(part, AbstractZero | AbstractThunk):
+                    label = f"output {i}" if fields is None else fields[i]
+                    check_array_tangent(name, f"the cotangent of {label}", part, shape_i)
+    return y_bar
+
+
+def _renamed(error: Exception, f: Any, stage: str) -> Exception | None:
+    """The error to raise instead of ``error``, met in ``f``'s rule at ``stage``; ``None``: as is.
+
+    A user's tangent type lacking a protocol operation gets a ``TypeError`` naming the rule and
+    the operation; any other error whose message does not name ``f`` is renamed
+    (:func:`rules.core.checks.named`).
+    """
+    name = function_name(f)
+    if isinstance(error, AttributeError):
+        part = {"": "rule", " pullback": "pullback", " pushforward": "frule"}[stage]
+        missing = missing_operation(error, f"{name}'s {part}")
+        if missing is not None:
+            return missing
+    return named(error, name, stage)
 
 
 class _ReverseRules(RuleTable):
@@ -299,32 +446,74 @@ class _ReverseRules(RuleTable):
         if found is None:
             return None
         rule, takes_callable = found
-        result = rule(f, *args, **kwargs) if takes_callable else rule(*args, **kwargs)
+        bad = object_input(args)
+        if bad is not None:
+            raise object_input_error(function_name(f), bad)
+        lifted = _foreign(args) if _FOREIGN else None
+        try:
+            if lifted is not None:
+                result = lifted.lifted_rrule(f, args, kwargs)
+            elif takes_callable:
+                result = rule(f, *args, **kwargs)
+            else:
+                result = rule(*args, **kwargs)
+        except Exception as error:
+            renamed = _renamed(error, f, "")
+            if renamed is None:
+                raise
+            raise renamed from error
         if result is None:
             return None
         y, pullback = result
         n_args = len(args)
         positional = self._positional.get(rule)
-        shape = _output_shape(y)
+        shape = primal_shape(y)
+        constant = bool(args) and all(map(has_no_tangent_space, args))
 
         def pullback_skipping_zeros(y_bar: Any) -> tuple[Any, ...]:
-            if type(y_bar) is np.ndarray and y_bar.shape == shape:  # the hot case, checks done
+            try:
+                if type(y_bar) is np.ndarray and y_bar.shape == shape and not y_bar.dtype.hasobject:
+                    return _fit_to_call(pullback(y_bar), n_args, positional)  # the hot case
+                if type(y_bar) is not np.ndarray and isinstance(y_bar, AbstractThunk):
+                    # The pullback needs the value anyway; evaluating it here also catches a
+                    # thunk whose value is a zero, which rules would otherwise receive.
+                    y_bar = y_bar.unthunk()
+                if is_zero_cotangent(y_bar):
+                    return _zero_cotangents(f, n_args)
+                if (type(y_bar) is tuple or type(y_bar) is list) and any(p is None for p in y_bar):
+                    y_bar = type(y_bar)(ZeroTangent() if p is None else p for p in y_bar)
+                y_bar = _check_cotangent(f, y, y_bar, shape)
+                if constant:  # bools and strings only: nothing to differentiate, nor to raise
+                    return (_zero_cotangents(f, 0)[0],) + (NoTangent(),) * n_args
                 return _fit_to_call(pullback(y_bar), n_args, positional)
-            if type(y_bar) is not np.ndarray and isinstance(y_bar, AbstractThunk):
-                # The pullback needs the value anyway; evaluating it here also catches a thunk
-                # whose value is a zero, which rules would otherwise receive.
-                y_bar = y_bar.unthunk()
-            if is_zero_cotangent(y_bar):
-                return _zero_cotangents(f, n_args)
-            if shape is not None:
-                got = getattr(y_bar, "shape", None)
-                if got is not None and tuple(got) != shape:  # the name only on failure: hot path
-                    check_shape(f"{function_name(f)} pullback", "the cotangent", y_bar, shape)
-            return _fit_to_call(pullback(y_bar), n_args, positional)
+            except Exception as error:
+                renamed = _renamed(error, f, " pullback")
+                if renamed is None:
+                    raise
+                raise renamed from error
 
         # Tracebacks and reprs show the rule's own pullback name.
         pullback_skipping_zeros.__qualname__ = getattr(pullback, "__qualname__", "pullback")
         return y, pullback_skipping_zeros
+
+
+def _check_tangents(f: Any, tangents: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The input tangents, checked against their arguments (module docstring), fields matched."""
+    checked = list(tangents)
+    for i, (t, a) in enumerate(zip(tangents[1:], args, strict=True)):
+        plain = type(t) is np.ndarray and type(a) is np.ndarray
+        if plain and t.shape == a.shape and not t.dtype.hasobject:
+            continue  # the common case
+        t = unthunk(t) if isinstance(t, AbstractThunk) else t
+        if isinstance(t, AbstractZero):
+            continue
+        what = f"the tangent of argument {i}"
+        shape = primal_shape(a)
+        if shape is not None:
+            check_array_tangent(f"{function_name(f)} pushforward", what, t, shape)
+        elif isinstance(a, tuple) and isinstance(t, Tangent):
+            checked[i + 1] = match_fields(f"{function_name(f)} pushforward", what, t, a)
+    return tuple(checked)
 
 
 class _ForwardRules(RuleTable):
@@ -339,15 +528,29 @@ class _ForwardRules(RuleTable):
                 f"frule for {function_name(f)} needs a tuple of {len(args) + 1} tangents "
                 f"(f_dot, one per positional argument), got {got}"
             )
+        tangents = _none_as_zero(tangents)
+        bad = object_input(args)
+        if bad is not None:
+            raise object_input_error(function_name(f), bad)
+        tangents = _check_tangents(f, tangents, args)
         if all(isinstance(t, AbstractZero) for t in tangents):
             # The primal still comes from the rule set, so that its checks of the arguments
             # (refused options, structured inputs) and its forward computation apply unchanged.
             reverse = rrule(f, *args, **kwargs) if f in rrule else None
             return (f(*args, **kwargs) if reverse is None else reverse[0]), ZeroTangent()
         rule, takes_callable = found
-        if takes_callable:
-            return rule(tangents, f, *args, **kwargs)
-        return rule(tangents, *args, **kwargs)
+        lifted = _foreign(args) if _FOREIGN else None
+        if lifted is not None:
+            return lifted.lifted_frule(tangents, f, args, kwargs)
+        try:
+            if takes_callable:
+                return rule(tangents, f, *args, **kwargs)
+            return rule(tangents, *args, **kwargs)
+        except Exception as error:
+            renamed = _renamed(error, f, " pushforward")
+            if renamed is None:
+                raise
+            raise renamed from error
 
 
 rrule = _ReverseRules("rrule")

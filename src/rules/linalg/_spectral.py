@@ -28,6 +28,7 @@ from tangents import AbstractZero, unthunk
 
 __all__ = [
     "GaugeError",
+    "TieError",
     "default_rtol",
     "frobenius",
     "gauge_rtol",
@@ -35,6 +36,7 @@ __all__ = [
     "near_ties",
     "optional_cotangent",
     "raise_if_gauge_dependent",
+    "raise_if_tie_coupled",
     "square_input",
 ]
 
@@ -45,6 +47,19 @@ class GaugeError(ValueError):
     Raised by the eigh, svd and eig pullbacks when the loss changes under the phase of a complex
     vector, or under a rotation inside a degenerate eigenspace (singular subspace): such a loss is
     not a function of the matrix, so it has no derivative.
+    """
+
+
+class TieError(ValueError):
+    """At a repeated eigenvalue (singular value) the cotangent does not determine the derivative.
+
+    Raised by the eigh and svd pullbacks when the vector cotangents couple vectors inside the
+    eigenspace (singular subspace) of a repeated value through a part that is no gauge motion:
+    the decomposition is not differentiable there, and losses with different derivatives, such
+    as ``tr(G A^2)`` and ``tr(G V V^H)`` at ``A = I``, give the very same cotangents. Returning
+    either answer would be silently wrong for the other; differentiate a function of the matrix
+    through the matrix itself instead (``A @ A``, ``scipy.linalg.expm``, ``funm``, ... and the
+    rules of ``rules.linalg.matfun``), which is exact at ties.
     """
 
 
@@ -155,3 +170,54 @@ def raise_if_gauge_dependent(
                 "loss invariant, e.g. use |v|**2 or v v^H instead of v, or the matrix-function "
                 "rules for functions of a symmetric/Hermitian matrix"
             )
+
+
+def raise_if_tie_coupled(
+    name: str,
+    values: np.ndarray,
+    coupling: Any,
+    scale: Any,
+    dtype: Any,
+    rtol: float,
+    what: str,
+    nonzero: bool = False,
+) -> None:
+    """Raise :class:`TieError` when a cotangent couples vectors inside a tie that no mask resolves.
+
+    ``values`` (b, k) are sorted eigenvalues (singular values: ``nonzero=True`` leaves ties of
+    values within the tolerance of 0 to the null-space gauge check). For the rows with a tie,
+    ``coupling(rows)`` returns the (r, k, k) matrices whose off-diagonal entries inside a tie the
+    pullback cannot use (eigh: the Hermitian part of ``V^H V_bar``; svd: the difference of the
+    Hermitian parts of ``U^H U_bar`` and ``V^H V_bar``), and ``scale(rows)`` the norms of the
+    vector cotangents; an entry above ``gauge_rtol(dtype)`` times that norm raises. Rows without
+    a tie cost one compiled pass (:func:`near_ties`); NaN never raises.
+    """
+    k = values.shape[-1]
+    if k < 2:
+        return
+    rows = near_ties(values, rtol)
+    if rows.size == 0:
+        return
+    v = values[rows]
+    tol = rtol * np.max(np.abs(v), axis=-1)
+    tie = np.abs(v[:, None, :] - v[:, :, None]) <= tol[:, None, None]
+    tie &= ~np.eye(k, dtype=bool)
+    if nonzero:
+        large = v > tol[:, None]
+        tie &= large[:, None, :] & large[:, :, None]
+    if not tie.any():
+        return
+    residual = np.max(np.where(tie, np.abs(coupling(rows)), 0.0), axis=(-2, -1))
+    limit = gauge_rtol(dtype) * scale(rows)
+    bad = np.flatnonzero(residual > limit)
+    if bad.size:
+        i = bad[0]
+        raise TieError(
+            f"{name} pullback: at a repeated {what} (matrix {int(rows[i])} of the stack) the "
+            f"cotangent couples the vectors inside its eigenspace ({float(residual[i]):.3g} "
+            f"against {gauge_rtol(dtype):.2g} x |cotangent| = {float(limit[i]):.3g}), which no "
+            "cotangent of the decomposition resolves: losses with different derivatives give "
+            "these same cotangents there (e.g. tr(G A^2) and tr(G V V^H) at A = I). For a smooth "
+            "function of the matrix, differentiate it through the matrix itself (A @ A, "
+            "scipy.linalg.expm, sqrtm, funm: the rules of rules.linalg.matfun), exact at ties"
+        )

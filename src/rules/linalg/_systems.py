@@ -90,24 +90,28 @@ def linalg_dtypes(name: str, *dtypes: Any) -> tuple[np.dtype[Any], np.dtype[Any]
     numpy.linalg's rule: integers and bools compute as float64; float32 (complex64) only when
     every operand is single precision; complex when one operand is. complex64 is computed in
     complex128 (no kernels for it) and the result cast back. float16 and longdouble raise
-    ``TypeError`` as in numpy.
+    ``TypeError`` as in numpy; for scipy's functions (``name`` starting with ``scipy.``) float16
+    counts as float32, as scipy.linalg computes it.
     """
+    key = (name.startswith("scipy."), dtypes)
     try:
-        return _DTYPES[dtypes]
+        return _DTYPES[key]
     except KeyError:
         pass
     result = _linalg_dtypes(name, dtypes)
-    _DTYPES[dtypes] = result
+    _DTYPES[key] = result
     return result
 
 
-_DTYPES: dict[tuple[Any, ...], tuple[np.dtype[Any], np.dtype[Any]]] = {}
+_DTYPES: dict[tuple[bool, tuple[Any, ...]], tuple[np.dtype[Any], np.dtype[Any]]] = {}
 
 
 def _linalg_dtypes(name: str, dtypes: tuple[Any, ...]) -> tuple[np.dtype[Any], np.dtype[Any]]:
     single, complex_ = True, False
     for d in dtypes:
         d = np.dtype(d)
+        if d == np.float16 and name.startswith("scipy."):
+            d = np.dtype(np.float32)  # scipy.linalg computes float16 as float32
         if d.kind in "biu":
             single = False
         elif d.kind in "fc":

@@ -58,6 +58,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import determinant as kdet
+from kernels import determinant_value as kdet_value
 from rules.core.cotangents import as_array_cotangent
 from rules.core.options import refuse as refuse_overwrite
 from rules.core.registry import frule, rrule, split_cotangent
@@ -135,7 +136,9 @@ class _Det:
         else:
             self.path = "gufunc" if A.ndim > 2 and n <= DET_GUFUNC_MAX_N else "lapack"
         self.F = LapackLU(self.stack) if self.path == "lapack" else None
-        if self.F is None:
+        if self.path == "kernel" and n > 0:  # one compiled call for the whole stack
+            d = kdet_value.det_batched(self.stack)
+        elif self.F is None:
             with np.errstate(all="ignore"):  # numpy warns on NaN; the rule gives NaN quietly
                 d = np.asarray(np.linalg.det(self.stack))
         else:  # sign * exp(logabsdet) from the kept LU, as numpy computes det

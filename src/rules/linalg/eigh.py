@@ -33,7 +33,12 @@ For smooth functions of the matrix that the decomposition does not determine at 
 ``trace(M V diag(f(w)) V^H)`` with a general ``M`` (whose in-block Daleckii-Krein term
 ``f'(w) (V^H M V)_ij`` no cotangent of ``(w, V)`` carries), use the matrix-function rules
 (``scipy.linalg.expm``, ``funm``, ... on ``Symmetric``/``Hermitian`` inputs,
-``rules.linalg.matfun``), which are exact there. A loss of one eigenvalue of a repeated pair
+``rules.linalg.matfun``), which are exact there. The pullback refuses such a loss where it
+can see it: a ``V_bar`` whose ``V^H V_bar`` has a Hermitian off-diagonal part inside a tie
+(above ``sqrt(eps) ||V_bar||``) raises :class:`TieError` (``tr(C A^2)`` at ``A = I``), since the
+same cotangents come from losses with other derivatives (``tr(C V V^H)``); a loss whose
+in-tie coupling leaves no trace in the cotangent (``tr(C (A - I))`` at ``A = I``) cannot be
+flagged. A loss of one eigenvalue of a repeated pair
 (``w[0]`` at ``A = I``) has no derivative; the pullback returns one one-sided value.
 
 Gauge. The phase of each complex eigenvector and the basis inside a degenerate eigenspace are
@@ -68,8 +73,10 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import eigh as keigh
+from kernels.eigh_forward import EIGH_CROSSOVER_N, eigh_batched
 from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
 from rules.core.registry import frule, rrule, split_cotangent
+from rules.linalg._batched_forward import small_stack
 from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
@@ -78,6 +85,7 @@ from rules.linalg._spectral import (
     masked_inverse,
     optional_cotangent,
     raise_if_gauge_dependent,
+    raise_if_tie_coupled,
     square_input,
 )
 from rules.linalg._stacks import adjoint, as_stack, flat_batch, scipy_outputs
@@ -105,8 +113,33 @@ def eigh_pullback_array(
 
     The cotangents must have the dtypes of ``w`` and ``V`` and be C-contiguous. Raises
     :class:`GaugeError` for a gauge-dependent ``V_bar`` (module docstring); the kernels measure
-    the gauge components in the same pass as the pullback.
+    the gauge components in the same pass as the pullback. Then raises :class:`TieError` when
+    ``V_bar`` couples eigenvectors inside a tie (module docstring, "Degenerate eigenvalues").
     """
+    A_bar = _pullback_array(name, w, V, w_bar, V_bar)
+    if V_bar is not None:
+        Vs, V_bars = as_stack(V), as_stack(V_bar)
+
+        def herm_m(rows: np.ndarray) -> np.ndarray:
+            M = adjoint(Vs[rows]) @ V_bars[rows]
+            return 0.5 * (M + adjoint(M))
+
+        raise_if_tie_coupled(
+            name,
+            flat_batch(w, 1),
+            herm_m,
+            lambda rows: frobenius(V_bars[rows]),
+            w.dtype,
+            default_rtol(V.shape[-1], w.dtype),
+            "eigenvalue",
+        )
+    return A_bar
+
+
+def _pullback_array(
+    name: str, w: np.ndarray, V: np.ndarray, w_bar: np.ndarray | None, V_bar: np.ndarray | None
+) -> np.ndarray:
+    """:func:`eigh_pullback_array` before the tie check."""
     n = V.shape[-1]
     if n == 0:  # zero-size matrices (the kernels' loops need n > 0)
         return np.zeros_like(V)
@@ -293,8 +326,28 @@ def _values_rule(name: str, A: Any, w: np.ndarray, V: np.ndarray) -> tuple[np.nd
 # --- np.linalg.eigh / eigvalsh ---------------------------------------------------------------------
 
 
+_EighResult = type(np.linalg.eigh(np.eye(1)))
+
+
+def _stack_eigh(dense: np.ndarray, lower: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(w, V)`` from the batched Jacobi kernel for a stack of small matrices, else ``None``.
+
+    The eigenvectors carry the kernel's gauge (each column's largest entry real positive),
+    not LAPACK's arbitrary one; eigenvalues agree with LAPACK's to rounding.
+    """
+    stack = small_stack(dense, EIGH_CROSSOVER_N)
+    if stack is None:
+        return None
+    w, V = eigh_batched(stack, lower=lower)
+    return w.reshape(dense.shape[:-1]), V.reshape(dense.shape)
+
+
 def _numpy_eigh(name: str, a: Any, UPLO: str) -> tuple[np.ndarray, Any]:
     dense = square_input(name, a)
+    if isinstance(UPLO, str) and UPLO.upper() in ("L", "U"):
+        pair = _stack_eigh(dense, UPLO.upper() == "L")
+        if pair is not None:
+            return dense, _EighResult(*pair)
     return dense, np.linalg.eigh(dense, UPLO)
 
 
@@ -383,6 +436,14 @@ class _ScipyEigh:
             # returns NaN, which is what a rule promises for NaN input.
             w, V = np.linalg.eigh(dense, "L" if lower else "U")
             self.w, self.V = w[..., self.lo : self.hi + 1], V[..., self.lo : self.hi + 1]
+            return
+        plain = subset is None and options.get("driver") is None and options.get("type", 1) == 1
+        # a non-finite input with check_finite goes to scipy, which raises its error
+        pair = None
+        if plain and (not check_finite or np.isfinite(dense).all()):
+            pair = _stack_eigh(dense, lower)
+        if pair is not None:
+            self.w, self.V = pair
             return
         self.w, V = sla.eigh(
             dense,

@@ -16,7 +16,9 @@ broadcasts). Kernel path (float32/float64/complex128 ndarrays): stacks of matric
 ``INV_SINGLE_CROSSOVER_N`` through the same kernel, larger ones through two BLAS ``gemm``.
 
 The forward pass: one matrix is inverted by LAPACK ``getrf``/``getri`` directly (scipy's
-wrappers: 1.3 us at 4x4, against 5.8 us for ``np.linalg.inv``'s gufunc machinery), stacks by
+wrappers: 1.3 us at 4x4, against 5.8 us for ``np.linalg.inv``'s gufunc machinery), stacks up to
+``kernels.inverse.FORWARD_MAX_N`` by one compiled call (``inv_batched``: LU with LAPACK's
+partial pivoting, then the identity solved with the factors, as ``gesv`` does), larger stacks by
 ``np.linalg.inv``. A singular matrix raises ``LinAlgError`` naming the function and the shape,
 as numpy raises "Singular matrix"; NaN in gives NaN out.
 
@@ -40,6 +42,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from kernels import inverse as kinverse
 from kernels import solve as ksolve
 from rules.core.registry import frule, rrule
 from rules.linalg._stacks import adjoint, as_stack, check_shape, square_matrices, unstack
@@ -70,6 +73,11 @@ def _inverse(name: str, a: Any) -> tuple[np.ndarray, np.ndarray]:
         if info > 0:
             raise singular_error(name, A.shape)
         Y = getri(lu, piv, overwrite_lu=1)[0].T
+    elif 0 < n <= kinverse.FORWARD_MAX_N and A.size:  # a stack of small matrices: one call
+        Y, info = kinverse.inv_batched(as_stack(kernel_array(A)))
+        if info.any():
+            raise singular_error(name, A.shape)
+        Y = unstack(Y, A.shape)
     else:
         try:
             Y = np.linalg.inv(A)

@@ -256,7 +256,7 @@ class _Lstsq:
             )
         work = _double(result)
         self.A = A = cast(A0, work)
-        self.B = B = cast(b0, work).reshape(m, -1)
+        self.B = B = cast(b0, work).reshape(m, 1 if self.vector else b0.shape[1])  # m may be 0
         if rcond is None or rcond < 0:
             rcond = np.finfo(work).eps * (max(m, n) if rcond is None else 1)
         if A.size:
@@ -300,7 +300,7 @@ class _Lstsq:
         B_bar = np.zeros_like(self.B)
         X, R = self.X, self.R
         if not isinstance(x_bar, AbstractZero):
-            X_bar = self._array(x_bar, self.y[0].shape).reshape(n, -1)
+            X_bar = self._array(x_bar, self.y[0].shape).reshape(self.X.shape)
             B0 = self.pinv_h(X_bar)
             B_bar += B0
             A_bar -= B0 @ adjoint(X)
@@ -345,7 +345,7 @@ class _Lstsq:
         B_dot = (
             np.zeros_like(self.B)
             if isinstance(b_dot, AbstractZero)
-            else self._array(b_dot, b_shape).reshape(m, -1)
+            else self._array(b_dot, b_shape).reshape(self.B.shape)
         )
         X_dot = self.pinv(B_dot)
         if A_dot is not None:
@@ -378,6 +378,8 @@ class _Lstsq:
     def _array(self, t: Any, shape: tuple[int, ...]) -> np.ndarray:
         t = np.asarray(as_array_cotangent(t, "np.linalg.lstsq's rules (elementwise weights)"))
         check_shape("np.linalg.lstsq rule", "a (co)tangent", t, shape)
+        if t.dtype.kind == "c" and self.A.dtype.kind != "c":
+            t = t.real  # a real primal's (co)tangent is real, as in the other rules
         return t.astype(np.result_type(t.dtype, self.A.dtype), copy=False)
 
 

@@ -30,6 +30,11 @@ that are ``0/0`` limits depending on the direction of approach: the derivative d
 and the pullback and pushforward raise ``numpy.linalg.LinAlgError`` naming the function, the
 pivot, the shape and the matrix of the stack. NaN in gives NaN out.
 
+Forward: a stack of small square matrices (orders 2 to ``kernels.lu_unpacked.FORWARD_MAX_N``,
+a kernel dtype, C-contiguous) is factored in one compiled call (``lu_batched`` for ``lu``,
+``kernels.lu.lu_factor_batched`` for ``lu_factor``) with LAPACK's pivot choice; anything else by
+scipy, which loops over a stack in Python.
+
 Paths: ``L_bar`` and ``U_bar`` are read by their triangles, so cotangents must be arrays
 (:func:`rules.core.cotangents.as_array_cotangent`). Kernel path: float32/float64/complex128 ndarrays
 go through ``kernels.lu``, stacks of matrices up to ``LU_CROSSOVER_N`` in one batched compiled
@@ -50,7 +55,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import lu as klu
-from rules.core.cotangents import as_array_cotangent
+from kernels import lu_unpacked as klu_unpacked
+from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import (
     adjoint,
@@ -61,6 +67,7 @@ from rules.linalg._stacks import (
     kernel_ready,
     unstack,
 )
+from rules.linalg._systems import kernel_array
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 # --- A = L[perm] @ U: kernels and the stacked formula --------------------------------------------
@@ -293,6 +300,26 @@ def _refuse_overwrite(name: str, overwrite: bool) -> None:
         )
 
 
+def _small_stack(A: np.ndarray) -> bool:
+    """Whether ``A`` is a stack of small square matrices that the batched forward kernels factor.
+
+    Orders 2 to ``kernels.lu_unpacked.FORWARD_MAX_N``, of a kernel dtype (the dtype scipy
+    returns; other layouts are copied to C order, which costs far less than scipy's loop); 1 x 1
+    stays with scipy, whose ``P`` then has the input's dtype.
+    """
+    return (
+        A.ndim > 2
+        and 2 <= A.shape[-1] == A.shape[-2] <= klu_unpacked.FORWARD_MAX_N
+        and (A.dtype in KERNEL_DTYPES)
+    )
+
+
+def _check_finite(name: str, A: np.ndarray) -> None:
+    """Raise ``ValueError`` for inf or NaN in ``A``, as scipy does with ``check_finite=True``."""
+    if not np.isfinite(A).all():
+        raise ValueError(f"{name}: array must not contain infs or NaNs (check_finite=True)")
+
+
 def _matrix(name: str, A: Any) -> np.ndarray:
     dense = np.asarray(A)
     if dense.ndim < 2:
@@ -309,7 +336,17 @@ def _scipy_lu(
     name = "scipy.linalg.lu"
     _refuse_overwrite(name, overwrite_a)
     dense = _matrix(name, A)
-    perm, L, U = sla.lu(dense, p_indices=True, check_finite=check_finite)
+    if _small_stack(dense):  # one compiled call instead of scipy's loop over the stack
+        if check_finite:
+            _check_finite(name, dense)
+        perm, L, U = klu_unpacked.lu_batched(as_stack(kernel_array(dense)))
+        perm, L, U = (
+            perm.reshape(dense.shape[:-1]),
+            unstack(L, dense.shape),
+            unstack(U, dense.shape),
+        )
+    else:
+        perm, L, U = sla.lu(dense, p_indices=True, check_finite=check_finite)
     factors = _Factors(name, perm, L, U)
     if permute_l:
         return (_rows(L, factors.perm), U), factors

@@ -31,9 +31,25 @@ from kernels import lu as klu
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
 from rules.core.registry import frule, rrule, split_cotangent
-from rules.linalg._stacks import adjoint, as_stack, flat_batch, kernel_dtype, unstack
-from rules.linalg._systems import Layout
-from rules.linalg.lu import _as_array, _Factors, _inverse, _matrix, _refuse_overwrite, _rows
+from rules.linalg._stacks import (
+    adjoint,
+    as_stack,
+    flat_batch,
+    kernel_dtype,
+    scipy_outputs,
+    unstack,
+)
+from rules.linalg._systems import Layout, kernel_array
+from rules.linalg.lu import (
+    _as_array,
+    _check_finite,
+    _Factors,
+    _inverse,
+    _matrix,
+    _refuse_overwrite,
+    _rows,
+    _small_stack,
+)
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 # --- scipy.linalg.lu_factor ----------------------------------------------------------------------
@@ -65,6 +81,19 @@ def _triangles(lu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return L, U
 
 
+def _lu_factor(A: Any, overwrite_a: bool, check_finite: bool) -> Any:
+    """``scipy.linalg.lu_factor(A)``: small stacks in one compiled call, the rest by scipy."""
+    name = "scipy.linalg.lu_factor"
+    _refuse_overwrite(name, overwrite_a)
+    dense = _matrix(name, A)
+    if not _small_stack(dense):
+        return sla.lu_factor(dense, check_finite=check_finite)
+    if check_finite:
+        _check_finite(name, dense)
+    lu, piv = klu.lu_factor_batched(as_stack(kernel_array(dense)))
+    return scipy_outputs(unstack(lu, dense.shape), piv.reshape(dense.shape[:-1]), stack=True)
+
+
 def _unpack(lu: np.ndarray, piv: np.ndarray) -> _Factors:
     """The factors stored in ``lu_factor``'s packed ``lu`` and ``piv``."""
     L, U = _triangles(lu)
@@ -82,9 +111,7 @@ def lu_factor_rrule(
     cotangent is read as both ``L_bar`` and ``U_bar``; ``piv`` gets ``NoTangent()`` and its
     cotangent is ignored.
     """
-    _refuse_overwrite("scipy.linalg.lu_factor", overwrite_a)
-    dense = _matrix("scipy.linalg.lu_factor", A)
-    y = sla.lu_factor(dense, check_finite=check_finite)
+    y = _lu_factor(A, overwrite_a, check_finite)
     lu, piv = y
     factors = _unpack(lu, piv)
     project_A = ProjectTo(A)
@@ -110,9 +137,7 @@ def lu_factor_frule(
     tangents: tuple[Any, ...], A: Any, overwrite_a: bool = False, check_finite: bool = True
 ) -> tuple[Any, Any]:
     """Forward rule for ``scipy.linalg.lu_factor``: ``lu_dot`` packs ``L_dot`` and ``U_dot``."""
-    _refuse_overwrite("scipy.linalg.lu_factor", overwrite_a)
-    dense = _matrix("scipy.linalg.lu_factor", A)
-    y = sla.lu_factor(dense, check_finite=check_finite)
+    y = _lu_factor(A, overwrite_a, check_finite)
     lu, piv = y
     factors = _unpack(lu, piv)
     A_dot = _as_array(

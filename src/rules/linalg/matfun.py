@@ -257,7 +257,10 @@ def _block_frechet(evaluate: Callable[[np.ndarray], Any], A: np.ndarray, E: np.n
     """``L_f(A, E)``: the top right block of ``f([[A, E], [0, A]])`` (Mathias 1996)."""
     n = A.shape[-1]
     batch = np.broadcast_shapes(A.shape[:-2], E.shape[:-2])
-    B = np.zeros((*batch, 2 * n, 2 * n), dtype=np.result_type(A, E, np.float64))
+    dtype = np.result_type(A, E, np.float64)
+    if not np.isfinite(E).all():  # NaN in, NaN out (logm and funm would refuse the block matrix)
+        return np.full((*batch, n, n), np.nan, dtype=dtype)
+    B = np.zeros((*batch, 2 * n, 2 * n), dtype=dtype)
     B[..., :n, :n] = A
     B[..., n:, n:] = A
     B[..., :n, n:] = E

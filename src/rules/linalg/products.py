@@ -28,6 +28,7 @@ import string
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from kernels import products as kproducts
 from rules.core.broadcasting import unbroadcast
@@ -35,6 +36,7 @@ from rules.core.cotangents import as_array_cotangent, conj
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule
 from rules.linalg._stacks import adjoint, as_stack, check_shape, kernel_operands, unstack
+from rules.sparse.products import sparse_matmul_frule, sparse_matmul_rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
 
 KERNEL_MAX_ORDER = 4
@@ -81,8 +83,12 @@ def matmul_rrule(A: Any, B: Any) -> tuple[Any, Any]:
 
     summed over broadcast batch axes; 1-D operands are treated as a row (left) or a column
     (right) vector, as numpy does. Structured operands (``Diagonal``, ``Symmetric``, triangular)
-    are accepted and get cotangents of their structure through ``ProjectTo``.
+    are accepted and get cotangents of their structure through ``ProjectTo``. A scipy.sparse
+    operand takes :func:`rules.sparse.products.sparse_matmul_rrule` (its cotangent stays on its
+    pattern).
     """
+    if sp.issparse(A) or sp.issparse(B):
+        return sparse_matmul_rrule(A, B)
     C = _matmul(A, B)
     project_A, project_B = ProjectTo(A), ProjectTo(B)
     C_shape = np.shape(C)
@@ -138,6 +144,8 @@ def _matmul_pullback_generic(
 @frule.register(operator.matmul)
 def matmul_frule(tangents: tuple[Any, Any, Any], A: Any, B: Any) -> tuple[Any, Any]:
     r"""Forward rule for ``C = A @ B``: :math:`\dot C = \dot A B + A \dot B`."""
+    if sp.issparse(A) or sp.issparse(B):
+        return sparse_matmul_frule(tangents, A, B)
     _, A_dot, B_dot = (unthunk(t) for t in tangents)
     C = _matmul(A, B)
     stacks = type(A) is np.ndarray and type(B) is np.ndarray and A.ndim >= 3

@@ -71,8 +71,10 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import qr as kqr
+from kernels.qr_forward import QR_FORWARD_CROSSOVER_N, qr_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.registry import frule, rrule, split_cotangent
+from rules.linalg._batched_forward import small_stack
 from rules.linalg._stacks import (
     adjoint,
     as_stack,
@@ -294,6 +296,23 @@ def _as_matrix(name: str, A: Any) -> np.ndarray:
 # --- np.linalg.qr --------------------------------------------------------------------------------
 
 
+_QRResult = type(np.linalg.qr(np.eye(1)))
+
+
+def _stack_qr(dense: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(Q, R)`` (numpy's ``mode`` 'reduced' or 'complete') from the batched Householder kernel.
+
+    ``None`` unless ``dense`` is a stack of small matrices. LAPACK's reflectors, so the factors
+    are numpy's to rounding (``kernels.qr_forward``).
+    """
+    stack = small_stack(dense, QR_FORWARD_CROSSOVER_N)
+    if stack is None:
+        return None
+    Q, R = qr_batched(stack, mode)
+    batch = dense.shape[:-2]
+    return Q.reshape(*batch, *Q.shape[-2:]), R.reshape(*batch, *R.shape[-2:])
+
+
 def _numpy_qr(A: Any, mode: str) -> tuple[Any, _Factors]:
     """``np.linalg.qr(A, mode)`` and its factors; the 'r' mode computes ``Q`` too."""
     name = "np.linalg.qr"
@@ -303,7 +322,11 @@ def _numpy_qr(A: Any, mode: str) -> tuple[Any, _Factors]:
             "use 'reduced', 'complete' or 'r'"
         )
     dense = _as_matrix(name, A)
-    result = np.linalg.qr(dense, mode="reduced" if mode == "r" else mode)
+    factors = _stack_qr(dense, "reduced" if mode == "r" else mode)
+    if factors is not None:
+        result = _QRResult(*factors)
+    else:
+        result = np.linalg.qr(dense, mode="reduced" if mode == "r" else mode)
     factors = _Factors(name, result.Q, result.R, dense.shape)
     return (result.R if mode == "r" else result), factors
 
@@ -357,7 +380,13 @@ def _scipy_qr(
             f"{name}: mode={mode!r} is not differentiable; use 'full', 'economic' or 'r'"
         )
     dense = _as_matrix(name, A)
-    Q, R = sla.qr(dense, mode="economic" if mode == "r" else mode, check_finite=check_finite)
+    factors = None
+    if not check_finite or np.isfinite(dense).all():  # else scipy raises its error
+        factors = _stack_qr(dense, "complete" if mode == "full" else "reduced")
+    if factors is not None:
+        Q, R = factors
+    else:
+        Q, R = sla.qr(dense, mode="economic" if mode == "r" else mode, check_finite=check_finite)
     factors = _Factors(name, Q, R, dense.shape, R_rows=dense.shape[-2] if mode == "r" else 0)
     if mode != "r":
         return [Q, R] if dense.ndim > 2 else (Q, R), factors  # as scipy returns them

@@ -43,7 +43,9 @@ loss is kept in full. As for eigh, the in-block coupling ``f'(s)`` times the Her
 ``U^H G V`` inside a tie is carried by no cotangent of ``(U, s, V^H)`` (at ``A = I``, ``Re <G, A>``
 and ``Re <G, U V^H>`` give the same cotangents), so it is returned as 0; for functions of a
 symmetric/Hermitian matrix use the matrix-function rules (``rules.linalg.matfun``), which are
-exact there.
+exact there. Vector cotangents whose Hermitian parts of ``U^H U_bar`` and ``V^H V_bar`` differ
+off the diagonal inside a tie (``tr(C A A^H)``, a function of ``U`` alone) raise
+:class:`TieError`: that part is no gauge, and no cotangent of the SVD resolves it.
 
 Gauge. The common phase of each complex pair ``(u_i, v_i)``, rotations inside a repeated singular
 value, the singular vectors of zero singular values and the rotation of the ``full_matrices``
@@ -76,8 +78,10 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import svd as ksvd
+from kernels.svd_forward import SVD_CROSSOVER_N, svd_batched
 from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
 from rules.core.registry import frule, rrule, split_cotangent
+from rules.linalg._batched_forward import small_stack
 from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
@@ -87,6 +91,7 @@ from rules.linalg._spectral import (
     near_ties,
     optional_cotangent,
     raise_if_gauge_dependent,
+    raise_if_tie_coupled,
 )
 from rules.linalg._stacks import adjoint, as_stack, flat_batch, square_matrices
 from tangents import NoTangent, ProjectTo, Tangent, unthunk
@@ -120,8 +125,46 @@ def svd_pullback_array(
     """``A_bar`` (..., m, n) from thin factors and ndarray cotangents of their dtypes (``None``: zero).
 
     All C-contiguous (the rules' ``_thin`` factors and ``optional_cotangent`` cotangents are).
-    Raises :class:`GaugeError` for gauge-dependent vector cotangents (module docstring).
+    Raises :class:`GaugeError` for gauge-dependent vector cotangents, then :class:`TieError`
+    when they couple singular vectors inside a tie in a way no cotangent resolves (module
+    docstring, "Degenerate and zero singular values").
     """
+    A_bar = _pullback_array(name, U, s, Vh, U_bar, s_bar, Vh_bar)
+    if U_bar is not None or Vh_bar is not None:
+        Us, Vhs = as_stack(U), as_stack(Vh)
+        U_bars = None if U_bar is None else as_stack(U_bar)
+        Vh_bars = None if Vh_bar is None else as_stack(Vh_bar)
+
+        def herm_difference(rows: np.ndarray) -> np.ndarray:
+            D = 0.0
+            if U_bars is not None:
+                D = adjoint(Us[rows]) @ U_bars[rows]  # J = U^H U_bar
+            if Vh_bars is not None:
+                D = D - Vhs[rows] @ adjoint(Vh_bars[rows])  # J - K, K = V^H V_bar
+            return 0.5 * (D + adjoint(D))
+
+        def norms(rows: np.ndarray) -> np.ndarray:
+            parts = [frobenius(X[rows]) for X in (U_bars, Vh_bars) if X is not None]
+            return np.hypot(*parts) if len(parts) == 2 else parts[0]
+
+        m, n = U.shape[-2], Vh.shape[-1]
+        rtol = default_rtol(max(m, n, 1), s.dtype)
+        raise_if_tie_coupled(
+            name, flat_batch(s, 1), herm_difference, norms, s.dtype, rtol, "singular value", True
+        )
+    return A_bar
+
+
+def _pullback_array(
+    name: str,
+    U: np.ndarray,
+    s: np.ndarray,
+    Vh: np.ndarray,
+    U_bar: np.ndarray | None,
+    s_bar: np.ndarray | None,
+    Vh_bar: np.ndarray | None,
+) -> np.ndarray:
+    """:func:`svd_pullback_array` before the tie check."""
     m, k, n = U.shape[-2], s.shape[-1], Vh.shape[-1]
     if k == 0:  # zero-size matrices (the kernels' loops need k > 0)
         return np.zeros((*U.shape[:-1], n), U.dtype)
@@ -392,8 +435,31 @@ def _frule(
 # --- np.linalg.svd / svdvals -----------------------------------------------------------------------
 
 
+_SVDResult = type(np.linalg.svd(np.eye(1)))
+
+
+def _stack_svd(dense: np.ndarray, full: bool) -> tuple[np.ndarray, ...] | None:
+    """``(U, s, Vh)`` from the batched Jacobi kernel for a stack of small matrices, else ``None``.
+
+    Thin factors only, so ``full=True`` takes it for square matrices alone. The singular
+    vectors carry the kernel's gauge (each ``u_j``'s largest entry real positive), not
+    LAPACK's arbitrary one.
+    """
+    m, n = dense.shape[-2:]
+    stack = small_stack(dense, SVD_CROSSOVER_N) if not full or m == n else None
+    if stack is None:
+        return None
+    U, s, Vh = svd_batched(stack)
+    k = min(m, n)
+    batch = dense.shape[:-2]
+    return U.reshape(*batch, m, k), s.reshape(*batch, k), Vh.reshape(*batch, k, n)
+
+
 def _numpy_svd(name: str, a: Any, full_matrices: bool, hermitian: bool) -> Any:
     def call(dense: np.ndarray, full: bool) -> Any:
+        factors = None if hermitian else _stack_svd(dense, full)
+        if factors is not None:
+            return _SVDResult(*factors)
         return np.linalg.svd(dense, full_matrices=full, hermitian=hermitian)
 
     return _decompose(name, a, full_matrices, hermitian, call)
@@ -460,6 +526,10 @@ def _scipy_svd(
         raise ValueError(f"{name}: overwrite_a=True is not differentiable (it mutates the input)")
 
     def call(dense: np.ndarray, full: bool) -> Any:
+        if not check_finite or np.isfinite(dense).all():  # else scipy raises its error
+            factors = _stack_svd(dense, full)
+            if factors is not None:
+                return list(factors)  # scipy returns a list for stacks
         return sla.svd(
             dense, full_matrices=full, check_finite=check_finite, lapack_driver=lapack_driver
         )

@@ -4,6 +4,6 @@
 loads these rules the first time a lookup misses while ``scipy.special`` is in use.
 """
 
-from rules.special import functions
+from rules.special import bessel, functions, gamma, information, normal
 
-__all__ = ["functions"]
+__all__ = ["bessel", "functions", "gamma", "information", "normal"]

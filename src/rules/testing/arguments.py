@@ -291,7 +291,7 @@ def check_not_mutated(
 ) -> None:
     """Record a failure if ``after`` differs from its snapshot ``before``."""
     if not _unchanged(before, after):
-        failures.fail(label, f"was modified in place ({why})")
+        failures.fail(label, f"was modified in place ({why})", first=True)
 
 
 def ambient_or_fail(failures: Failures, what: str, space: Space, t: Any) -> np.ndarray | None:

@@ -123,7 +123,9 @@ def check_frule(
     got = ambient_or_fail(failures, "output tangent", out_space, unthunk(y_dot))
     if got is not None:
         want = differ.jvp(coords) if coords else np.zeros_like(out_space.ambient(expected))
-        failures.compare("output tangent vs finite differences", got, want)
+        failures.compare(
+            "output tangent vs finite differences", got, want, getattr(out_space, "shape", None)
+        )
         reason = projection_mismatch(unthunk(y_dot), expected)
         if reason:
             failures.fail("output tangent", reason)

@@ -101,16 +101,21 @@ class Failures:
 
     def __init__(self, name: str, rtol: float, atol: float) -> None:
         self.report = CheckReport(name)
+        self.first_lines: list[str] = []  # in-place modifications: they explain what follows
         self.lines: list[str] = []
         self.rtol = rtol
         self.atol = atol
 
-    def fail(self, what: str, message: str) -> None:
-        """Record a failed check."""
-        self.lines.append(f"{what}: {message}")
+    def fail(self, what: str, message: str, first: bool = False) -> None:
+        """Record a failed check; ``first=True`` lists it before the others (a mutation)."""
+        (self.first_lines if first else self.lines).append(f"{what}: {message}")
 
-    def compare(self, what: str, got: Any, want: Any) -> None:
-        """Compare two arrays within the tolerances; record the error, and a failure if too large."""
+    def compare(self, what: str, got: Any, want: Any, shape: tuple[int, ...] | None = None) -> None:
+        """Compare two arrays within the tolerances; record the error, and a failure if too large.
+
+        A failure names the worst entry, with the value got and the value wanted; its index is
+        in ``shape`` when given (the argument's shape, of which ``got`` is the flattening).
+        """
         got = np.asarray(got)
         want = np.asarray(want)
         if got.shape != want.shape:
@@ -125,20 +130,42 @@ class Failures:
         scale = max(
             float(np.max(np.abs(want), initial=0.0)), float(np.max(np.abs(got), initial=0.0))
         )
-        error = float(np.max(np.abs(got - want), initial=0.0))
+        differences = np.abs(got - want)
+        error = float(np.max(differences, initial=0.0))
         self.report.errors[what] = error / scale if scale else error
         if error > self.atol + self.rtol * scale:
             self.fail(
                 what,
-                f"worst error {error:.3g} exceeds atol + rtol * scale = {self.atol:.1g} + "
-                f"{self.rtol:.1g} * {scale:.3g}",
+                f"worst error {error:.3g} at {_entry(differences, shape)}: got "
+                f"{_value(got, differences)}, want {_value(want, differences)}; it exceeds atol "
+                f"+ rtol * scale = {self.atol:.1g} + {self.rtol:.1g} * {scale:.3g}",
             )
 
     def raise_if_any(self) -> CheckReport:
-        """Raise :class:`RuleCheckError` listing every failure, or return the report."""
-        if self.lines:
-            lines = "\n".join(f"  - {line}" for line in self.lines)
-            raise RuleCheckError(
-                f"{self.report.function} failed {len(self.lines)} check(s):\n{lines}"
-            )
+        """Raise :class:`RuleCheckError` listing every failure, or return the report.
+
+        In-place modifications come first: a mutated input or cotangent explains the wrong
+        values reported after it.
+        """
+        failed = self.first_lines + self.lines
+        if failed:
+            lines = "\n".join(f"  - {line}" for line in failed)
+            raise RuleCheckError(f"{self.report.function} failed {len(failed)} check(s):\n{lines}")
         return self.report
+
+
+def _entry(differences: np.ndarray, shape: tuple[int, ...] | None) -> str:
+    """Where the largest difference is: an index into ``shape``, else into the array compared."""
+    k = int(np.argmax(differences))
+    if shape is not None and int(np.prod(shape)) == differences.size and shape:
+        return f"entry {tuple(int(i) for i in np.unravel_index(k, shape))}"
+    if differences.ndim > 1:
+        return f"entry {tuple(int(i) for i in np.unravel_index(k, differences.shape))}"
+    return f"entry [{k}]" if differences.ndim else "the value"
+
+
+def _value(values: np.ndarray, differences: np.ndarray) -> str:
+    """The entry of ``values`` where ``differences`` is largest, printed briefly."""
+    return (
+        f"{values.reshape(-1)[int(np.argmax(differences))]:.6g}" if values.ndim else f"{values:.6g}"
+    )

@@ -81,6 +81,9 @@ def test_clip_keyword_bounds_are_constants(rng):
     check_frule(np.clip, a, min=-0.2)
     y, pullback = rrule(np.clip, a, min=-0.2, max=0.4)
     assert len(pullback(np.ones_like(y))) == 2
+    # numpy's own keyword names a_min=/a_max= bound the result too (HIPS autograd's test_clip)
+    check_rrule(np.clip, a, a_min=-0.2, a_max=0.4)
+    check_frule(np.clip, a, -0.2, a_max=0.4)
 
 
 def test_clip_at_a_bound_splits_between_the_input_and_the_bound():

@@ -5,7 +5,7 @@ import pytest
 
 from rules import frule, rrule, scalar_rule
 from rules.testing import check_frule, check_rrule
-from tangents import Diagonal, NoTangent, Thunk, ZeroTangent
+from tangents import Diagonal, NoTangent, NotImplementedTangent, Tangent, Thunk, ZeroTangent
 
 
 def sin(x):
@@ -121,3 +121,58 @@ def test_structured_cotangents_are_made_dense(rng):
     np.testing.assert_allclose(pullback(Diagonal(d))[1], np.cos(x) * np.diag(d))
     _, y_dot = frule((NoTangent(), Thunk(lambda: ZeroTangent())), sin, x)
     assert y_dot is ZeroTangent()
+
+
+def test_a_not_implemented_partial_survives_broadcasting(rng):
+    # ChainRulesCore allows a NotImplemented partial; summing it over broadcast axes crashed.
+    def shifted(order, x):
+        return x + np.sin(order)
+
+    scalar_rule(shifted, lambda order, x, y: (NotImplementedTangent("order"), np.ones_like(y)))
+    try:
+        order, x = rng.standard_normal(3), rng.standard_normal((2, 3))
+        _, pullback = rrule(shifted, order, x)
+        _, order_bar, x_bar = pullback(np.ones((2, 3)))
+        assert isinstance(order_bar, NotImplementedTangent)
+        np.testing.assert_array_equal(x_bar, np.ones((2, 3)))
+        report = check_rrule(shifted, order, x)
+        assert report.not_implemented == ["argument 0 (ndarray (3,))"]
+        check_frule(shifted, order, x, constant=[0])
+        _, y_dot = frule((NoTangent(), np.ones(3), np.ones((2, 3))), shifted, order, x)
+        assert isinstance(y_dot, NotImplementedTangent)  # the order moved: its partial is missing
+    finally:
+        rrule.unregister(shifted)
+        frule.unregister(shifted)
+
+
+def sincos(x):
+    return np.sin(x), np.cos(x)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_several_outputs(rng, dtype):
+    scalar_rule(sincos, lambda x, y: (y[1], -y[0]), outputs=2)
+    try:
+        x = (rng.standard_normal((2, 3)) + (1j if dtype == np.complex128 else 0)).astype(dtype)
+        check_rrule(sincos, x)
+        check_frule(sincos, x)
+        _, pullback = rrule(sincos, x)
+        g = np.ones((2, 3), dtype)
+        np.testing.assert_allclose(pullback((g, ZeroTangent()))[1], np.conj(np.cos(x)) * g)
+        np.testing.assert_allclose(
+            pullback(Tangent(tuple, ZeroTangent(), g))[1], -np.conj(np.sin(x)) * g
+        )
+    finally:
+        rrule.unregister(sincos)
+        frule.unregister(sincos)
+
+
+def test_several_outputs_need_one_row_per_output(rng):
+    scalar_rule(sincos, lambda x, y: np.cos(x), outputs=2)
+    try:
+        _, pullback = rrule(sincos, np.ones(2))
+        with pytest.raises(ValueError, match="tuple of 2 rows"):
+            pullback((np.ones(2), np.ones(2)))
+    finally:
+        rrule.unregister(sincos)
+        frule.unregister(sincos)

@@ -133,7 +133,7 @@ def test_bad_input():
 
 
 def test_cho_factor_errors_name_the_function_and_the_shape():
-    for rule in (rrule, lambda f, A: frule((NoTangent(), np.eye(*A.shape[-2:])), f, A)):
+    for rule in (rrule, lambda f, A: frule((NoTangent(), np.ones(A.shape)), f, A)):
         with pytest.raises(np.linalg.LinAlgError, match=r"scipy.linalg.cho_factor.*\(2, 3\)"):
             rule(sla.cho_factor, np.ones((2, 3)))
         with pytest.raises(

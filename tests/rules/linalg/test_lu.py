@@ -125,7 +125,7 @@ def test_bad_input(pivoted):
         rrule(sla.lu, np.ones(3))
     _, pullback = rrule(sla.lu, pivoted(np.float64, 3, 3))
     with pytest.raises(
-        ValueError, match=r"the cotangent of L has shape \(2, 2\), expected \(3, 3\)"
+        ValueError, match=r"the cotangent of (L|output 1) has shape \(2, 2\), expected \(3, 3\)"
     ):
         pullback((ZeroTangent(), np.ones((2, 2)), ZeroTangent()))
     with pytest.raises(TypeError, match=r"scipy.linalg.lu pullback needs an ndarray"):

@@ -512,3 +512,40 @@ def test_dtype_classes_as_arguments_do_not_confuse_the_tolerances(rng, rule_for)
         ),
     )
     check_rrule(as_type, rng.standard_normal(3), np.float64)
+
+
+def test_a_value_failure_names_the_worst_entry_with_got_and_want(rng, rule_for):
+    x = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
+
+    def bad_rrule(x):
+        def pullback(y_bar):
+            x_bar = np.cos(x) * y_bar
+            x_bar[1, 2] += 1.0  # one wrong entry
+            return NoTangent(), x_bar
+
+        return sin(x), pullback
+
+    rule_for(sin, bad_rrule)
+    y_bar = np.ones((2, 3))
+    want = np.cos(0.6)
+    with pytest.raises(RuleCheckError) as error:
+        check_rrule(sin, x, output_tangent=y_bar)
+    message = str(error.value)
+    assert "worst error 1 at entry (1, 2)" in message
+    assert f"got {want + 1:.6g}, want {want:.6g}" in message
+
+
+def test_an_in_place_modification_is_reported_before_the_failures_it_causes(rng, rule_for):
+    def bad_rrule(x):
+        def pullback(y_bar):
+            y_bar *= 2.0  # writes into the cotangent: the values are then wrong too
+            return NoTangent(), np.cos(x) * y_bar
+
+        return sin(x), pullback
+
+    rule_for(sin, bad_rrule)
+    with pytest.raises(RuleCheckError) as error:
+        check_rrule(sin, rng.standard_normal(3))
+    lines = str(error.value).splitlines()
+    assert "output tangent: was modified in place" in lines[1]
+    assert any("worst error" in line for line in lines[2:])  # the values it made wrong

@@ -1,0 +1,5 @@
+"""``scipy.sparse``, traceable (see :mod:`rules.autodiff.scipy`)."""
+
+from rules.autodiff.scipy.mirror import mirror
+
+__getattr__, __dir__ = mirror("scipy.sparse")

@@ -1,0 +1,172 @@
+"""What the registry checks before a rule runs, and how it names the rule in errors.
+
+Rules check their own options and the mathematics of their inputs; the checks below are the
+same for every rule, so they are made once, in :mod:`rules.core.registry` (DESIGN.md section 3):
+
+* :func:`object_input`: an object array (top level or one level inside a list or tuple
+  argument) raises ``TypeError``; nothing differentiable can come out of it, and rules would
+  otherwise return ``NoTangent()`` or fail deep inside numpy.
+* :func:`match_fields`: a ``Tangent`` of a composite value (a tuple output's cotangent, a tuple
+  argument's tangent) whose ``primal_type`` is not the value's own type is matched to the value's
+  fields *by name* (a namedtuple or a dict with the right names, in any order), or refused with
+  ``TypeError`` naming the expected type. It is never read by position: ``Tangent(S, R=Rb, Q=Qb)``
+  for ``QRResult(Q, R)`` would otherwise swap the two cotangents.
+* :func:`check_array_tangent`: the (co)tangent of an array of shape ``s`` with ``s != ()``
+  must itself have a shape (an ndarray, a structured or sparse matrix, a tangent type with a
+  ``shape``), equal to ``s``; a list, a tuple, or a Python number for an array of other than one
+  element raises ``TypeError``, a wrong shape ``ValueError``, both naming the function.
+* :func:`named`: an exception raised inside a rule whose message does not name the rule
+  (numpy's and scipy's own messages) is raised again as the same type with the rule's name in
+  front, chained to the original (``raise ... from original``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from tangents import Tangent, unthunk
+from tangents.structural import field_names
+
+__all__ = [
+    "check_array_tangent",
+    "has_no_tangent_space",
+    "match_fields",
+    "named",
+    "object_input",
+    "object_input_error",
+    "primal_shape",
+]
+
+
+def _is_object_array(x: Any) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype == object
+
+
+def object_input(args: tuple[Any, ...]) -> int | None:
+    """The position of the first argument that is an object array, or ``None``.
+
+    Arguments that are lists or tuples (``np.linalg.multi_dot``, ``np.concatenate``) have
+    their elements checked too, one level deep.
+    """
+    for i, a in enumerate(args):
+        if type(a) is np.ndarray and not a.dtype.hasobject:  # the common case
+            continue
+        if _is_object_array(a) or (
+            isinstance(a, list | tuple) and any(_is_object_array(x) for x in a)
+        ):
+            return i
+    return None
+
+
+def object_input_error(function: str, i: int) -> TypeError:
+    """The ``TypeError`` for argument ``i`` of ``function`` being an object array."""
+    return TypeError(
+        f"{function}: argument {i} is an array of dtype object; rules differentiate numeric "
+        "arrays only (convert it first, e.g. np.asarray(x, dtype=float))"
+    )
+
+
+def has_no_tangent_space(x: Any) -> bool:
+    """Whether ``x`` is a bool, a bool array, a string or ``None``: ``ProjectTo`` gives it none."""
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind == "b"
+    return x is None or isinstance(x, bool | np.bool_ | str)
+
+
+def primal_shape(x: Any) -> tuple[int, ...] | None:
+    """The shape a (co)tangent of the value ``x`` must have; ``None`` when the rule checks it.
+
+    ndarrays and numpy scalars have their shape, Python numbers ``()``; anything else (lists,
+    structured matrices, tuples, user types) is left to the rule.
+    """
+    if isinstance(x, np.ndarray | np.generic):
+        return x.shape
+    if isinstance(x, numbers.Number):
+        return ()
+    return None
+
+
+def check_array_tangent(function: str, what: str, t: Any, shape: tuple[int, ...]) -> None:
+    """Raise naming ``function`` when ``t`` cannot be the (co)tangent of an array of ``shape``.
+
+    ``TypeError`` for a list or tuple where ``shape`` is not ``()``, for a Python number where
+    the array has more than one element (or none), and for an object array; ``ValueError`` for a
+    shape other than ``shape``. Zeros and values without a ``shape`` of other types (user tangent
+    types) pass, as does a number for an array of one element.
+    """
+    got = getattr(t, "shape", None)
+    if got is not None:
+        if tuple(got) != shape:
+            raise ValueError(f"{function}: {what} has shape {tuple(got)}, expected {shape}")
+        if _is_object_array(t):
+            raise TypeError(f"{function}: {what} is an array of dtype object; it must be numeric")
+        return
+    if shape != () and (
+        isinstance(t, list | tuple) or (isinstance(t, numbers.Number) and math.prod(shape) != 1)
+    ):
+        raise TypeError(
+            f"{function}: {what} is a {type(t).__name__}; an array of shape {shape} needs an "
+            f"array of that shape (or a zero: ZeroTangent())"
+        )
+
+
+def match_fields(function: str, what: str, t: Any, primal: Any) -> Any:
+    """``t``, a (co)tangent of the composite ``primal``, with its components matched to the fields.
+
+    A ``Tangent`` of ``type(primal)``, of a plain ``tuple`` (components by position, as a plain
+    tuple is read) and anything that is not a ``Tangent`` are returned as they are. A ``Tangent``
+    of another type whose field names (or dict keys) are all fields of ``type(primal)`` becomes a
+    ``Tangent(type(primal), **fields)``; any other ``Tangent`` raises ``TypeError`` naming
+    ``function`` and the expected type. Thunks of the whole are evaluated first.
+    """
+    t = unthunk(t)
+    if not isinstance(t, Tangent):
+        return t
+    expected = type(primal)
+    given_type, backing = t.primal_type, t.backing
+    if given_type is expected:
+        return t
+    if isinstance(backing, tuple) and field_names(given_type) is None:
+        return t  # Tangent(tuple, ...): by position, like a plain tuple
+    names = field_names(expected)
+    if names is not None:
+        if isinstance(backing, dict):
+            given: dict[Any, Any] | None = backing
+        else:
+            given_names = field_names(given_type)
+            given = None if given_names is None else dict(zip(given_names, backing, strict=False))
+        if given is not None and all(isinstance(k, str) and k in names for k in given):
+            return Tangent(expected, **given)
+    fields = f" with fields {', '.join(names)}" if names else " (components by position)"
+    raise TypeError(
+        f"{function}: {what} is a Tangent of {given_type.__qualname__}, whose components do not "
+        f"match the output's type {expected.__qualname__}{fields}; give a Tangent of "
+        f"{expected.__qualname__}, a tuple in that order, or components named by its fields"
+    )
+
+
+def named(error: Exception, function: str, stage: str) -> Exception | None:
+    """A copy of ``error`` whose message starts with ``function`` and ``stage``, or ``None``.
+
+    ``None`` when the message already names ``function`` (the rule's own errors) or when the
+    exception type cannot be rebuilt from a message (its ``__init__`` takes other arguments,
+    as numpy's ``UFuncTypeError``): the original then gets a note naming the function
+    (``add_note``, shown in its traceback) and the caller re-raises it. ``stage`` is ``""`` for the forward pass,
+    ``" pullback"`` or ``" pushforward"``.
+    """
+    message = str(error)
+    if function in message:
+        return None
+    try:
+        new = type(error)(f"{function}{stage}: {message}")
+    except Exception:  # noqa: BLE001  (a type with another constructor: keep the original)
+        new = None
+    if new is None or str(new) == message:  # or a type that ignores its argument
+        if not any(function in note for note in getattr(error, "__notes__", ())):
+            error.add_note(f"raised in {function}{stage}")
+        return None
+    return new

@@ -1,0 +1,107 @@
+"""The kernels' Numba cache never breaks the library (issue 14, items 5 and 6).
+
+Real subprocesses: a cache written by one process and then corrupted, and a tree in which no
+directory can hold a cache. Running as root, permission bits do not stop writes, so the tests
+make caching impossible in a way that holds for root too: every ``__pycache__`` is a regular
+file (``os.makedirs`` fails) and ``$HOME/.cache`` is a regular file (Numba's user-wide locator
+fails the same way). The corrupted-cache test uses a copied tree with only ``kernels/_jit.py``
+and six one-line kernels, so it compiles in a second.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import pytest
+
+from kernels._alloc import empty_pair_like
+from kernels._jit import _FallbackCache
+
+SRC = Path(__file__).parents[2] / "src"
+
+pytestmark = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="no cache without compilation")
+
+KERNELS = "\n".join(
+    f"@jit\ndef k{i}(x):\n    return x + {i}\n\n" for i in range(6)
+)  # one kernel per corruption below
+
+
+def _run(code, cwd, env_extra=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env.update({"PYTHONPATH": str(cwd), "PYTHONDONTWRITEBYTECODE": "1", **(env_extra or {})})
+    return subprocess.run(
+        [sys.executable, "-W", "always", "-c", code],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_kernels_use_the_fallback_cache():
+    assert isinstance(empty_pair_like._cache, _FallbackCache)
+
+
+@pytest.mark.slow
+def test_a_corrupted_cache_falls_back_to_compiling_with_one_warning(tmp_path):
+    package = tmp_path / "tiny"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(SRC / "kernels" / "_jit.py", package / "_jit.py")
+    (package / "ops.py").write_text("from tiny._jit import jit\n\n\n" + KERNELS)
+    code = "import tiny.ops as o; print([getattr(o, f'k{i}')(1.0) for i in range(6)])"
+    first = _run(code, tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "KernelCacheWarning" not in first.stderr
+    cache = package / "__pycache__"
+
+    def one(pattern):
+        (path,) = cache.glob(pattern)
+        return path
+
+    garbage = b"\x80\x05garbage, not a pickle" * 3
+    one("ops.k0-*.nbi").write_bytes(garbage)
+    path = one("ops.k1-*.nbi")
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    one("ops.k2-*.nbi").write_bytes(b"")
+    one("ops.k3-*.nbc").write_bytes(garbage)
+    path = one("ops.k4-*.nbc")
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    one("ops.k5-*.nbc").write_bytes(b"")
+
+    second = _run(code, tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == str([1.0 + i for i in range(6)])
+    assert second.stderr.count("KernelCacheWarning") == 1, second.stderr
+    assert str(cache) in second.stderr
+    assert "*.nbi" in second.stderr
+
+
+@pytest.mark.slow
+def test_an_unwritable_install_imports_and_runs_with_one_warning(tmp_path):
+    tree = tmp_path / "src"
+    for package in ("kernels", "rules", "tangents"):
+        shutil.copytree(
+            SRC / package, tree / package, ignore=shutil.ignore_patterns("__pycache__", "*.nb?")
+        )
+    for directory in [tree, *(p for p in tree.rglob("*") if p.is_dir())]:
+        (directory / "__pycache__").write_text("a file where a cache directory would go\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".cache").write_text("not a directory\n")
+    code = (
+        "import numpy as np, rules\n"
+        "from kernels._alloc import empty_pair_like\n"
+        "x, y = empty_pair_like(np.ones(2), np.ones(3))\n"
+        "print(x.shape, y.shape)\n"
+    )
+    result = _run(code, tree, {"HOME": str(home)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "(2,) (3,)"
+    assert result.stderr.count("KernelCacheWarning") == 1, result.stderr
+    assert "NUMBA_CACHE_DIR" in result.stderr

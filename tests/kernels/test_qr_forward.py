@@ -1,0 +1,86 @@
+"""The batched Householder QR against LAPACK (numpy's qr): every mode, the issue's families."""
+
+import numpy as np
+import pytest
+
+from kernels.qr_forward import qr_batched
+
+DTYPES = [np.float64, np.float32, np.complex128]
+KINDS = ["random", "graded", "ill", "rank"]  # _accuracy.KINDS
+SHAPES = [(1, 1), (4, 4), (6, 3), (3, 5)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_accuracy_within_lapack(rng, acc, dtype, kind, shape):
+    m, n = shape
+    A = acc.general(rng, kind, 37, m, n, dtype)
+    A_in = A.copy()
+    for mode in ("reduced", "complete"):
+        Q, R = qr_batched(A, mode)
+        Ql, Rl = np.linalg.qr(A, mode)
+        assert (Q.shape, R.shape) == (Ql.shape, Rl.shape)
+        assert (Q.dtype, R.dtype) == (dtype, dtype)
+        ours, lapack = acc.backward_error(A, Q @ R), acc.backward_error(A, Ql @ Rl)
+        assert acc.within_lapack(ours, lapack, max(m, n), dtype), (mode, ours, lapack)
+        ours, lapack = acc.orthogonality(Q), acc.orthogonality(Ql)
+        assert acc.within_lapack(ours, lapack, max(m, n), dtype), (mode, ours, lapack)
+        np.testing.assert_array_equal(np.tril(R, -1), 0)
+        np.testing.assert_array_equal(np.diagonal(R, 0, -2, -1).imag, 0)  # real, as LAPACK
+    np.testing.assert_array_equal(A, A_in)  # the input is not written
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_modes_match_numpy(rng, acc, dtype, shape):
+    """LAPACK's signs, so every mode agrees with numpy's output to rounding (well conditioned)."""
+    m, n = shape
+    A = acc.general(rng, "random", 37, m, n, dtype)
+    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype == np.float32 else {"rtol": 1e-10, "atol": 1e-11}
+    for mode in ("reduced", "complete", "raw"):
+        for ours, ref in zip(qr_batched(A, mode), np.linalg.qr(A, mode), strict=True):
+            assert ours.shape == ref.shape
+            np.testing.assert_allclose(ours, ref, **tol)
+    np.testing.assert_allclose(qr_batched(A, "r"), np.linalg.qr(A, "r"), **tol)
+
+
+def test_exactly_triangular_columns():
+    """A column already zero below the diagonal gives tau = 0 and keeps its sign, as LAPACK."""
+    A = np.array([[[-2.0, 1.0, 0.5], [0.0, 3.0, 1.0], [0.0, 0.0, -1.0]], np.zeros((3, 3))])
+    Q, R = qr_batched(A)
+    h, tau = qr_batched(A, "raw")
+    np.testing.assert_array_equal(tau, 0)
+    np.testing.assert_array_equal(Q, np.broadcast_to(np.eye(3), (2, 3, 3)))
+    np.testing.assert_array_equal(R, A)
+    np.testing.assert_array_equal(h, A.mT)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_nan_in_nan_out(rng, acc, dtype):
+    A = acc.general(rng, "random", 40, 4, 3, dtype)
+    A[3, 0, 0] = np.nan
+    Q, R = qr_batched(A)
+    assert np.isnan(R[3, 0]).all()
+    assert np.isnan(Q[3][:, 0]).all()
+    mask = np.arange(40) != 3
+    assert np.isfinite(Q[mask]).all()
+    assert np.isfinite(R[mask]).all()
+
+
+def test_extreme_scales(rng, acc):
+    A = acc.general(rng, "random", 5, 4, 3, np.complex128)
+    for scale in (1e-200, 1e200):
+        Q, R = qr_batched(A * scale)
+        Ql, Rl = np.linalg.qr(A)
+        np.testing.assert_allclose(Q, Ql, atol=1e-13)
+        np.testing.assert_allclose(R / scale, Rl, atol=1e-13)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="qr_batched: mode"):
+        qr_batched(np.zeros((2, 3, 3)), "economic")
+    with pytest.raises(ValueError, match="qr_batched"):
+        qr_batched(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="qr_batched"):
+        qr_batched(np.zeros((2, 3, 3), dtype=np.complex64))

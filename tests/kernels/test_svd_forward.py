@@ -1,0 +1,98 @@
+"""The batched one-sided Jacobi SVD against LAPACK (numpy's svd) on the issue's families."""
+
+import numpy as np
+import pytest
+
+from kernels.svd_forward import svd_batched, svdvals_batched
+
+DTYPES = [np.float64, np.float32, np.complex128]
+KINDS = ["random", "graded", "ill", "rank"]  # _accuracy.KINDS
+SHAPES = [(1, 1), (4, 4), (6, 3), (3, 5)]
+
+
+def reconstruct(U, s, Vh):
+    return (U * s[..., None, :]) @ Vh
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_accuracy_within_lapack(rng, acc, dtype, kind, shape):
+    m, n = shape
+    k = min(m, n)
+    A = acc.general(rng, kind, 37, m, n, dtype)
+    A_in = A.copy()
+    U, s, Vh = svd_batched(A)
+    np.testing.assert_array_equal(A, A_in)  # the input is not written
+    assert (U.dtype, s.dtype, Vh.dtype) == (dtype, np.finfo(dtype).dtype, dtype)
+    assert (U.shape, s.shape, Vh.shape) == ((37, m, k), (37, k), (37, k, n))
+    Ul, sl, Vhl = np.linalg.svd(A, full_matrices=False)
+    size = max(m, n)
+    ours, lapack = (
+        acc.backward_error(A, reconstruct(U, s, Vh)),
+        acc.backward_error(A, reconstruct(Ul, sl, Vhl)),
+    )
+    assert acc.within_lapack(ours, lapack, size, dtype), (ours, lapack)
+    for X, Xl in ((U, Ul), (Vh.conj().mT, Vhl.conj().mT)):
+        ours, lapack = acc.orthogonality(X), acc.orthogonality(Xl)
+        assert acc.within_lapack(ours, lapack, size, dtype), (ours, lapack)
+    assert np.all(np.diff(s, axis=-1) <= 0)  # descending, as numpy
+    # within a small multiple of eps s_max of LAPACK's: an eigh of A^H A (the "Gram" route)
+    # misses this by far on the ill-conditioned family (errors near sqrt(eps) s_max)
+    assert np.all(np.abs(s - sl) <= 20 * size * acc.eps(dtype) * sl[:, :1])
+    np.testing.assert_allclose(svdvals_batched(A), s, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gauge_normalisation(rng, acc, dtype):
+    """Each column of U has its first largest-magnitude entry real positive; pairs match LAPACK's."""
+    A = acc.general(rng, "random", 50, 5, 4, dtype)
+    U, _, Vh = svd_batched(A)
+    top = np.take_along_axis(U, np.argmax(np.abs(U), axis=-2)[..., None, :], axis=-2)[..., 0, :]
+    assert np.all(top.real > 0)
+    np.testing.assert_array_equal(top.imag, 0)
+    Ul, _, Vhl = np.linalg.svd(A, full_matrices=False)
+    phase = Ul.conj()[np.arange(50)[:, None], np.argmax(np.abs(Ul), axis=-2), np.arange(4)]
+    phase = phase / np.abs(phase)
+    tol = 1e-3 if dtype == np.float32 else 1e-9
+    np.testing.assert_allclose(U, Ul * phase[:, None, :], atol=tol)
+    np.testing.assert_allclose(Vh, Vhl * phase.conj()[:, :, None], atol=tol)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+def test_zero_columns_are_completed(shape):
+    """Exact zeros (a zero matrix, zero columns): U and V stay orthonormal."""
+    m, n = shape
+    A = np.zeros((3, m, n))
+    A[1, 0, 0] = 2.0
+    A[2, :, 0] = 1.0
+    U, s, Vh = svd_batched(A)
+    k = min(m, n)
+    np.testing.assert_allclose(U.mT @ U, np.broadcast_to(np.eye(k), (3, k, k)), atol=1e-15)
+    np.testing.assert_allclose(Vh @ Vh.mT, np.broadcast_to(np.eye(k), (3, k, k)), atol=1e-15)
+    np.testing.assert_allclose(reconstruct(U, s, Vh), A, atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_nan_in_nan_out(rng, acc, dtype):
+    A = acc.general(rng, "random", 40, 4, 3, dtype)
+    A[3, 2, 1] = np.nan
+    U, s, _ = svd_batched(A)
+    assert np.isnan(s[3]).all()
+    assert np.isnan(U[3]).all()
+    assert np.isfinite(s[np.arange(40) != 3]).all()
+
+
+def test_extreme_scales(rng, acc):
+    A = acc.general(rng, "random", 5, 4, 3, np.complex128)
+    for scale in (1e-200, 1e200):
+        U, s, _ = svd_batched(A * scale)
+        np.testing.assert_allclose(s / scale, np.linalg.svd(A, compute_uv=False), rtol=1e-13)
+        assert acc.orthogonality(U) < 1e-13
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="svd_batched"):
+        svd_batched(np.zeros((2, 0, 4)))
+    with pytest.raises(ValueError, match="svdvals_batched"):
+        svdvals_batched(np.zeros((2, 3, 3), dtype=np.float16))

@@ -1,0 +1,67 @@
+"""Which forward a rule takes for a stack: the batched kernels up to their crossovers, else LAPACK."""
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+from kernels.eigh_forward import EIGH_CROSSOVER_N, eigh_batched
+from kernels.qr_forward import QR_FORWARD_CROSSOVER_N, qr_batched
+from kernels.svd_forward import SVD_CROSSOVER_N, svd_batched
+from rules import rrule
+from rules.linalg._batched_forward import small_stack
+
+
+def test_small_stack_selects_plain_small_stacks(rng):
+    limits = {"f": 4, "c": 2}
+    A = rng.standard_normal((2, 3, 4, 4))
+    assert small_stack(A, limits).shape == (6, 4, 4)
+    assert small_stack(A[0, 0], limits) is None  # one matrix: LAPACK
+    assert small_stack(rng.standard_normal((2, 5, 4)), limits) is None  # above the crossover
+    assert small_stack(A.astype(np.complex128), limits) is None  # complex crossover 2
+    assert small_stack(A.astype(np.complex64), limits) is None  # no kernel dtype
+    assert small_stack(np.zeros((0, 4, 4)), limits) is None
+    assert small_stack(A.tolist(), limits) is None
+
+
+def test_stacks_take_the_kernels(rng):
+    A = rng.standard_normal((5, 4, 4))
+    H = A + A.mT
+    (w, V), _ = rrule(np.linalg.eigh, H)
+    for ours, kernel in zip((w, V), eigh_batched(H), strict=True):
+        np.testing.assert_array_equal(ours, kernel)
+    (w, V), _ = rrule(np.linalg.eigh, H, "U")
+    np.testing.assert_array_equal(V, eigh_batched(H, lower=False)[1])
+    y, _ = rrule(np.linalg.svd, A)
+    for ours, kernel in zip(y, svd_batched(A), strict=True):
+        np.testing.assert_array_equal(ours, kernel)
+    for mode in ("reduced", "complete"):
+        y, _ = rrule(np.linalg.qr, A, mode)
+        for ours, kernel in zip(y, qr_batched(A, mode), strict=True):
+            np.testing.assert_array_equal(ours, kernel)
+    y, _ = rrule(sla.qr, A)  # scipy's 'full' is numpy's 'complete'
+    np.testing.assert_array_equal(y[0], qr_batched(A, "complete")[0])
+
+
+def test_above_the_crossover_and_single_matrices_take_lapack(rng):
+    n = max(EIGH_CROSSOVER_N["f"], SVD_CROSSOVER_N["f"], QR_FORWARD_CROSSOVER_N["f"]) + 1
+    for A in (rng.standard_normal((2, n, n)), rng.standard_normal((4, 4))):
+        H = A + A.mT
+        np.testing.assert_array_equal(rrule(np.linalg.eigh, H)[0][1], np.linalg.eigh(H)[1])
+        np.testing.assert_array_equal(rrule(np.linalg.svd, A)[0][0], np.linalg.svd(A)[0])
+        np.testing.assert_array_equal(rrule(np.linalg.qr, A)[0][0], np.linalg.qr(A)[0])
+
+
+def test_full_matrices_of_non_square_stacks_take_lapack(rng):
+    A = rng.standard_normal((3, 4, 2))
+    y, _ = rrule(np.linalg.svd, A)  # full_matrices=True: U is (4, 4), the kernel's is thin
+    assert y.U.shape == (3, 4, 4)
+    np.testing.assert_array_equal(y.U, np.linalg.svd(A)[0])
+
+
+@pytest.mark.parametrize("function", [sla.eigh, sla.svd, sla.qr])
+def test_scipy_check_finite_still_raises(rng, function):
+    A = rng.standard_normal((3, 4, 4))
+    A = A + A.mT
+    A[1, 2, 2] = np.nan
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        rrule(function, A)
