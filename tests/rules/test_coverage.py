@@ -152,14 +152,8 @@ SCIPY_LINALG = [
 LIBRARIES = {"numpy": NUMPY, "numpy.linalg": NUMPY_LINALG, "scipy.linalg": SCIPY_LINALG}
 
 NOT_YET = {
-    "scipy.linalg.solve_banded",
-    "scipy.linalg.expm_frechet",
-    "scipy.linalg.schur",
-    "scipy.linalg.polar",
-    "scipy.linalg.rq",
     "scipy.linalg.hessenberg",
     "scipy.linalg.ldl",
-    "scipy.linalg.fractional_matrix_power",
 }
 """Functions of the lists above without rules yet (issue 19 left open for them)."""
 

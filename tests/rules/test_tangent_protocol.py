@@ -491,6 +491,12 @@ REFUSAL_CASES.update(
         sla.solve_continuous_lyapunov: [(_square(3) - 2 * np.eye(3), _real(3, 3))],
         sla.solve_discrete_lyapunov: [(0.3 * _square(3), _real(3, 3))],
         sla.solve_continuous_are: [(_square(2), _real(2, 1), _spd(2), _spd(1))],
+        sla.solve_banded: [((1, 1), _real(3, 4) + np.array([[0], [3], [0]]), _real(4))],
+        sla.expm_frechet: [case(_square(2), _real(2, 2), at=(1, 2))],
+        sla.fractional_matrix_power: [(_spd(2), 0.5)],
+        sla.polar: [case(_square(3), at=(0, 2))],
+        sla.rq: [case(_square(3) + 2 * np.eye(3), at=(1, 2))],
+        sla.schur: [case(_spd(3), at=(0, 2))],
     }
 )
 NAMED_AS = {

@@ -1,6 +1,7 @@
 """Rules for numpy and scipy linear algebra, one file per topic; importing registers them."""
 
 from rules.linalg import (
+    banded,
     chains,
     cholesky,
     determinant,
@@ -14,8 +15,10 @@ from rules.linalg import (
     lyapunov,
     matfun,
     norms,
+    polar_rq,
     products,
     qr,
+    schur,
     solve,
     special_matrices,
     svd,
@@ -26,6 +29,7 @@ from rules.linalg import (
 )
 
 __all__ = [
+    "banded",
     "chains",
     "cholesky",
     "determinant",
@@ -39,8 +43,10 @@ __all__ = [
     "lyapunov",
     "matfun",
     "norms",
+    "polar_rq",
     "products",
     "qr",
+    "schur",
     "solve",
     "special_matrices",
     "svd",

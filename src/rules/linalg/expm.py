@@ -59,10 +59,10 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
-from rules.core.registry import frule, rrule
+from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg import matfun
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
-from tangents import NoTangent, ProjectTo, unthunk
+from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, unthunk
 
 __all__ = ["expm_frule", "expm_rrule"]
 
@@ -330,3 +330,88 @@ def expm_frule(tangents: tuple[Any, Any], A: Any) -> tuple[np.ndarray, Any]:
         return X, project_X(pade.frechet(A_dot))
     A_dot = np.asarray(as_array_cotangent(A_dot, "scipy.linalg.expm's pushforward"))
     return X, project_X(pade.frechet(A_dot.astype(pade.A.dtype, copy=False)))
+
+
+# --- scipy.linalg.expm_frechet -------------------------------------------------------------------
+
+
+def _frechet_block(A: Any, E: Any) -> np.ndarray:
+    """``[[A, E], [0, A]]``, whose exponential holds ``expm(A)`` and ``L(A, E)`` (Mathias 1996)."""
+    A, E = np.asarray(A), np.asarray(E)
+    n = A.shape[-1]
+    M = np.zeros((2 * n, 2 * n), dtype=np.result_type(A, E))
+    M[:n, :n] = M[n:, n:] = A
+    M[:n, n:] = E
+    return M
+
+
+def _frechet_outputs(y: Any, compute_expm: bool) -> tuple[Any, Any]:
+    return (y[0], y[1]) if compute_expm else (None, y)
+
+
+@rrule.register(sla.expm_frechet)
+def expm_frechet_rrule(
+    A: Any, E: Any, method: Any = None, compute_expm: bool = True, check_finite: bool = True
+) -> tuple[Any, Any]:
+    r"""Reverse rule for ``scipy.linalg.expm_frechet``: through ``expm`` of the block matrix.
+
+    :math:`\exp\begin{bmatrix} A & E \\ 0 & A \end{bmatrix} = \begin{bmatrix} e^A & L(A, E) \\ 0
+    & e^A \end{bmatrix}` [Higham 2008, Theorem 3.6; Mathias 1996], so both outputs are blocks of
+    one ``expm`` whose rule is exact: :math:`\bar M` from ``expm``'s pullback of the cotangents
+    placed in their blocks, then :math:`\bar A = \bar M_{11} + \bar M_{22}`,
+    :math:`\bar E = \bar M_{12}`.
+    """
+    y = sla.expm_frechet(A, E, method, compute_expm, check_finite)
+    n = np.shape(A)[-1]
+    M = _frechet_block(A, E)
+    _, expm_pullback = expm_rrule(M)
+    project_A, project_E = ProjectTo(A), ProjectTo(E)
+
+    def expm_frechet_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
+        parts = split_cotangent(y_bar, 2) if compute_expm else (None, y_bar)
+        G = np.zeros(M.shape, dtype=np.result_type(M, np.float64))
+        blocks = ((slice(0, n), slice(0, n)), (slice(0, n), slice(n, None)))
+        for block, part in zip(blocks, parts, strict=True):
+            part = unthunk(part)
+            if part is None or isinstance(part, AbstractZero):
+                continue
+            G[block] = as_array_cotangent(part, "scipy.linalg.expm_frechet's pullback")
+        M_bar = np.asarray(unthunk(expm_pullback(G)[1]))
+        return (
+            NoTangent(),
+            project_A(M_bar[:n, :n] + M_bar[n:, n:]),
+            project_E(M_bar[:n, n:]),
+        )
+
+    return y, expm_frechet_pullback
+
+
+@frule.register(sla.expm_frechet)
+def expm_frechet_frule(
+    tangents: tuple[Any, ...],
+    A: Any,
+    E: Any,
+    method: Any = None,
+    compute_expm: bool = True,
+    check_finite: bool = True,
+) -> tuple[Any, Any]:
+    """Forward rule for ``scipy.linalg.expm_frechet``: ``expm``'s at ``[[Ȧ, Ė], [0, Ȧ]]``."""
+    y = sla.expm_frechet(A, E, method, compute_expm, check_finite)
+    n = np.shape(A)[-1]
+    dots = []
+    for value, t in zip((A, E), tangents[1:3], strict=True):
+        t = unthunk(t)
+        zero = isinstance(t, AbstractZero)
+        dots.append(
+            np.zeros(np.shape(value))
+            if zero
+            else as_array_cotangent(t, "scipy.linalg.expm_frechet's frule")
+        )
+    M = _frechet_block(A, E)
+    M_dot = _frechet_block(*dots).astype(np.result_type(M, *dots), copy=False)
+    _, Y_dot = expm_frule((NoTangent(), M_dot), M)
+    Y_dot = np.asarray(unthunk(Y_dot))
+    expm_dot, frechet_dot = Y_dot[:n, :n], Y_dot[:n, n:]
+    if not compute_expm:
+        return y, ProjectTo(y)(frechet_dot)
+    return y, Tangent(tuple, ProjectTo(y[0])(expm_dot), ProjectTo(y[1])(frechet_dot))

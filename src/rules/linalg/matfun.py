@@ -1,5 +1,8 @@
 r"""Rules for primary matrix functions: scipy's ``sqrtm``, ``logm``, ``cosm``, ``sinm``, ``funm``.
 
+Also ``fractional_matrix_power(A, t)`` (block-triangular identity for general ``A``,
+Daleckii-Krein for Hermitian ``A``; in ``t``: :math:`\dot Y = A^t \log(A)\, \dot t`).
+
 (``expm`` has its own module, :mod:`rules.linalg.expm`, and reuses the Hermitian rule below.)
 
 The derivative of a primary matrix function ``Y = f(A)`` is its Frechet derivative
@@ -74,7 +77,7 @@ import scipy.linalg as sla
 from rules.core.cotangents import as_array_cotangent
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
-from tangents import Hermitian, NoTangent, ProjectTo, Symmetric, Tangent, unthunk
+from tangents import AbstractZero, Hermitian, NoTangent, ProjectTo, Symmetric, Tangent, unthunk
 
 __all__ = [
     "EXP",
@@ -484,3 +487,66 @@ def funm_frule(tangents: tuple[Any, ...], A: Any, func: Any, disp: bool = True) 
     return _general_frule(
         "scipy.linalg.funm", evaluate, spec, A, unthunk(tangents[1]), funm_frechet
     )
+
+
+# --- scipy.linalg.fractional_matrix_power ---------------------------------------------------------
+
+
+def _power_spec(t: float) -> ScalarFunction:
+    def power(w: np.ndarray) -> np.ndarray:
+        return np.power(w.astype(complex), t) if np.any(w < 0) else np.power(w, t)
+
+    def dpower(w: np.ndarray) -> np.ndarray:
+        return t * np.power(w.astype(complex) if np.any(w < 0) else w, t - 1)
+
+    return ScalarFunction(power, dpower)
+
+
+def _t_rate(A: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """``d A^t / dt = A^t log(A)`` (they commute)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "logm result may be inaccurate", RuntimeWarning)
+        return F @ sla.logm(A)
+
+
+@rrule.register(sla.fractional_matrix_power)
+def fractional_matrix_power_rrule(A: Any, t: Any) -> tuple[Any, Any]:
+    r"""Reverse rule for ``Y = fractional_matrix_power(A, t)``: :math:`\bar A = L_{x^t}(A^H, \bar Y)`.
+
+    Daleckii-Krein for Hermitian ``A``, the block-triangular identity otherwise; a float ``t``
+    gets :math:`\bar t = \mathrm{Re} \sum \overline{A^t \log A} \odot \bar Y`.
+    """
+    name = "scipy.linalg.fractional_matrix_power"
+    evaluate = _scipy(sla.fractional_matrix_power, t=t)
+    Y, pullback = _general_rule(name, evaluate, _power_spec(t), A, _block_rules(evaluate)[1])
+    project_t = None if isinstance(t, int) else ProjectTo(t)
+    dense = square_matrices(name, A)
+
+    def fractional_matrix_power_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
+        A_bar = pullback(y_bar)[1]
+        if project_t is None:
+            return NoTangent(), A_bar, NoTangent()
+        G = _array(f"{name} pullback", "cotangent", unthunk(y_bar), np.shape(Y))
+        rate = _t_rate(_double(dense), _double(np.asarray(Y)))
+        return NoTangent(), A_bar, project_t(np.sum(np.real(np.conj(rate) * G)))
+
+    return Y, fractional_matrix_power_pullback
+
+
+@frule.register(sla.fractional_matrix_power)
+def fractional_matrix_power_frule(tangents: tuple[Any, ...], A: Any, t: Any) -> tuple[Any, Any]:
+    r"""Forward rule: :math:`\dot Y = L_{x^t}(A, \dot A) + A^t \log(A)\, \dot t`."""
+    name = "scipy.linalg.fractional_matrix_power"
+    evaluate = _scipy(sla.fractional_matrix_power, t=t)
+    A_dot, t_dot = unthunk(tangents[1]), unthunk(tangents[2])
+    dense = square_matrices(name, A)
+    if isinstance(A_dot, AbstractZero):
+        Y = evaluate(dense)
+        Y_dot: Any = np.zeros(np.shape(Y), dtype=np.result_type(Y))
+    else:
+        frechet, _ = _block_rules(evaluate)
+        Y, Y_dot = _general_frule(name, evaluate, _power_spec(t), A, A_dot, frechet)
+    if not isinstance(t_dot, AbstractZero) and not isinstance(t, int):
+        t_dot = as_array_cotangent(t_dot, f"{name}'s frule")
+        Y_dot = Y_dot + _t_rate(_double(dense), _double(np.asarray(Y))) * t_dot
+    return Y, ProjectTo(Y)(Y_dot)
