@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-PEERS = ["torch", "jax", "dask.array", "distributed"]
+PEERS = ["torch", "jax", "autograd", "dask.array", "distributed"]
 
 
 @pytest.mark.skipif(os.environ.get("CI") != "true", reason="only CI must have every peer")
