@@ -228,6 +228,13 @@ def test_forward_ad_dual_numbers(rng):
     assert torch.allclose(w_dot, func.jvp(torch.linalg.eigvalsh, (A,), (T,))[1])
 
 
+def test_double_backward_is_refused_not_zero(rng):
+    A = spd(rng, 3, 3).requires_grad_()
+    (grad,) = torch.autograd.grad(loss(rlinalg, A), A, create_graph=True)
+    with pytest.raises(NotImplementedError, match=r"wrap\(np\.linalg\.cholesky\).*second"):
+        grad.sum().backward()
+
+
 def test_second_derivatives_are_refused_by_name(rng):
     A = spd(rng, 3, 3)
     with pytest.raises(NotImplementedError, match=r"wrap\(np.linalg.cholesky\).*second"):
