@@ -126,6 +126,13 @@ def test_a_function_without_a_rule_is_refused_by_name():
         wrap(np.linalg.cond)(torch.eye(2, dtype=torch.float64))
 
 
+def test_python_ints_pass_through_to_the_function(rng):
+    A = torch.from_numpy(rng.standard_normal((2, 3, 3))).requires_grad_()
+    (ours,) = torch.autograd.grad(wrap(np.linalg.matrix_power)(A, 3).sum(), A)
+    (native,) = torch.autograd.grad(torch.linalg.matrix_power(A, 3).sum(), A)
+    assert torch.allclose(ours, native)
+
+
 def test_outputs_keep_numpys_named_tuple(rng):
     _w, V = out = wrap(np.linalg.eigh)(spd(rng, 4, 4))
     assert type(out).__name__ == "EighResult"
