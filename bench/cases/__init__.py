@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from bench.case import QUICK_SIZES, SIZES, Case, Size
 from bench.cases import (
+    adapters,
     cholesky,
     determinant,
     eigh,
@@ -25,7 +26,20 @@ from bench.cases import (
 
 __all__ = ["CASES", "operation_names", "select"]
 
-_TOPICS = (products, solve, triangular, inverse, determinant, cholesky, expm, eigh, svd, qr, lu)
+_TOPICS = (
+    products,
+    solve,
+    triangular,
+    inverse,
+    determinant,
+    cholesky,
+    expm,
+    eigh,
+    svd,
+    qr,
+    lu,
+    adapters,
+)
 
 CASES: tuple[Case, ...] = tuple(case for topic in _TOPICS for case in topic.CASES)
 """All cases, in table order: by topic, then as their file lists them."""

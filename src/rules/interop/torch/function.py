@@ -252,6 +252,10 @@ def _make_function(f: Callable[..., Any], static_kwargs: dict[str, Any]) -> type
 
         @staticmethod
         def backward(ctx: Any, *grads: Any) -> Any:
+            if not torch.is_grad_enabled() and not torch._C._are_functorch_transforms_active():
+                # A plain backward pass (no create_graph, no torch.func): the pullback itself,
+                # without the autograd.Function that lets torch.func and double backward see it.
+                return _Pullback.forward(ctx.saved, *grads[:-1])
             return _Pullback.apply(ctx.saved, *grads[:-1])
 
         @staticmethod

@@ -126,6 +126,13 @@ def test_a_function_without_a_rule_is_refused_by_name():
         wrap(np.unwrap)(torch.ones(2, dtype=torch.float64))
 
 
+def test_python_ints_pass_through_to_the_function(rng):
+    A = torch.from_numpy(rng.standard_normal((2, 3, 3))).requires_grad_()
+    (ours,) = torch.autograd.grad(wrap(np.linalg.matrix_power)(A, 3).sum(), A)
+    (native,) = torch.autograd.grad(torch.linalg.matrix_power(A, 3).sum(), A)
+    assert torch.allclose(ours, native)
+
+
 def test_outputs_keep_numpys_named_tuple(rng):
     _w, V = out = wrap(np.linalg.eigh)(spd(rng, 4, 4))
     assert type(out).__name__ == "EighResult"
@@ -226,6 +233,13 @@ def test_forward_ad_dual_numbers(rng):
         w, _V = rlinalg.eigh(fwAD.make_dual(A, T))
         w_dot = fwAD.unpack_dual(w).tangent
     assert torch.allclose(w_dot, func.jvp(torch.linalg.eigvalsh, (A,), (T,))[1])
+
+
+def test_double_backward_is_refused_not_zero(rng):
+    A = spd(rng, 3, 3).requires_grad_()
+    (grad,) = torch.autograd.grad(loss(rlinalg, A), A, create_graph=True)
+    with pytest.raises(NotImplementedError, match=r"wrap\(np\.linalg\.cholesky\).*second"):
+        grad.sum().backward()
 
 
 def test_second_derivatives_are_refused_by_name(rng):
