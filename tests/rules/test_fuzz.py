@@ -11,7 +11,7 @@ cotangent of a real output), with the same two outcomes allowed.
 Values are standard normal (through a seed that hypothesis draws), shifted where a function
 needs it (positive definite, away from branch cuts), so that finite differences are valid: the
 fuzzing is over structure, not over ill-conditioned values. Bounded for CI: a few examples per
-rule, derandomized, no deadline (the first call of a kernel compiles it).
+rule, derandomized, no shrinking, no deadline (the first call of a kernel compiles it).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 import scipy.special
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from rules import rrule
@@ -39,6 +39,7 @@ FUZZ = settings(
     derandomize=True,
     deadline=None,
     database=None,
+    phases=[Phase.explicit, Phase.generate],  # no shrinking: a failure shows its first example
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
@@ -296,11 +297,31 @@ def test_linalg_rules(f, data):
     _run(f, args, kwargs, options)
 
 
+# Rules the fuzz finds wrong against finite differences (strict xfail: fix the rule, then drop it
+# here). By name, since some come from rule sets merged later.
+KNOWN_FAILURES = {
+    "expn": "the derivative in x disagrees with finite differences for non-integer n",
+    "np.histogram": "gives no cotangent to a, though the bin edges move with min(a), max(a)",
+    "np.histogram_bin_edges": "gives no cotangent to a, though the edges move with min(a), max(a)",
+    "np.unique": "gives no cotangent to ar, though the unique values are entries of ar",
+    "np.unique_all": "gives no cotangent to x, though the unique values are entries of x",
+    "np.unique_counts": "gives no cotangent to x, though the unique values are entries of x",
+    "np.unique_inverse": "gives no cotangent to x, though the unique values are entries of x",
+    "np.unique_values": "gives no cotangent to x, though the unique values are entries of x",
+}
+
+
 def _array_functions():
-    return sorted(
+    functions = sorted(
         (f for f in rrule._by_function if "linalg" not in function_name(f)),
         key=function_name,
     )
+    return [
+        pytest.param(f, marks=pytest.mark.xfail(reason=KNOWN_FAILURES[name], strict=True))
+        if (name := function_name(f)) in KNOWN_FAILURES
+        else f
+        for f in functions
+    ]
 
 
 @pytest.mark.slow
