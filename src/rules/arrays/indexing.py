@@ -38,6 +38,7 @@ from rules.core.linear_frules import register_linear_frule
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule, rrule
 from tangents import (
+    AbstractZero,
     InplaceableThunk,
     NoTangent,
     ProjectTo,
@@ -59,14 +60,17 @@ def _may_repeat(index: Any) -> bool:
     )
 
 
-def scatter_cotangent(x: Any, index: Any, g: Any, accumulate: bool) -> InplaceableThunk:
+def scatter_cotangent(x: Any, index: Any, g: Any, accumulate: bool) -> Any:
     """The cotangent ``zeros_like(x)`` with ``g`` added at ``index``, as an ``InplaceableThunk``.
 
     ``accumulate`` uses ``np.add.at``, which adds repeated indices once per occurrence; without
-    it, ``acc[index] += g`` (right only for indices that cannot repeat).
+    it, ``acc[index] += g`` (right only for indices that cannot repeat). An ``x`` without a
+    tangent space (a bool array: ``g`` is then ``NoTangent()``) gets ``NoTangent()``.
     """
     shape = np.shape(x)
     dtype = tangent_dtype(np.result_type(x))
+    if dtype is None or isinstance(g, AbstractZero):
+        return NoTangent() if dtype is None else g
 
     def scatter_add(acc: np.ndarray) -> np.ndarray:
         if accumulate:

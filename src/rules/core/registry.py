@@ -472,7 +472,12 @@ class _ReverseRules(RuleTable):
 
         def pullback_skipping_zeros(y_bar: Any) -> tuple[Any, ...]:
             try:
-                if type(y_bar) is np.ndarray and y_bar.shape == shape and not y_bar.dtype.hasobject:
+                if (
+                    type(y_bar) is np.ndarray
+                    and y_bar.shape == shape
+                    and not y_bar.dtype.hasobject
+                    and not constant
+                ):
                     return _fit_to_call(pullback(y_bar), n_args, positional)  # the hot case
                 if type(y_bar) is not np.ndarray and isinstance(y_bar, AbstractThunk):
                     # The pullback needs the value anyway; evaluating it here also catches a
