@@ -3,7 +3,7 @@
 ``LowRank(U, V)`` stands for the matrix ``U @ V.T`` without forming it. It supports the tangent
 operations rules are written with (docs/tangent-types.md: ``+``, scalar ``*``, unary ``-``,
 ``@`` with matrices on either side, ``.T``/``.mT``, ``.conj()``, ``.real``, a ``shape``), so the
-library's generic pullbacks accept it unchanged and never convert it to an ndarray. Where the
+library's algebra-path pullbacks accept it unchanged and never convert it to an ndarray. Where the
 algebra keeps low rank, the cotangents that come out are ``LowRank`` too, and cost O(n^2 r)
 instead of O(n^3):
 

@@ -32,3 +32,23 @@ def test_leaf_packages_import_nothing_else_from_the_project(package):
 def test_every_package_is_typed():
     for package in PROJECT:
         assert (SRC / package / "py.typed").exists()
+
+
+def imported_modules(path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
+def test_kernels_crossovers_is_one_table_that_imports_nothing():
+    assert list(imported_modules(SRC / "kernels" / "crossovers.py")) == []
+    others = [
+        path.name
+        for path in (SRC / "kernels").glob("*.py")
+        if path.name != "crossovers.py" and "_MAX_N = " in path.read_text()
+    ]
+    assert others == []

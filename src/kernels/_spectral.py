@@ -17,12 +17,8 @@ import functools
 
 import numpy as np
 
+from kernels import crossovers
 from kernels._jit import jit, jit_inline
-
-#: Cap on the order handled by loop kernels, for every op; each op has its own, lower or equal,
-#: limit from its measured crossover (``eigh._LOOPS_MAX``, ``svd._LOOPS_MAX``). Tests set this to
-#: 0 to run the BLAS path at tiny sizes.
-SMALL_N_MAX = 8
 
 #: Block size for the passes over ``(i, j)`` and ``(j, i)`` pairs of large matrices: a 32 x 32 block
 #: of rows and one of columns fit in L1 together (3x faster than row-by-row at n = 256).
@@ -52,9 +48,13 @@ def default_rtol(order, dtype):
     return RTOL_EPS_PER_ORDER * max(int(order), 1) * float(np.finfo(dtype).eps)
 
 
-def use_loops(n, op_max):
-    """Return True when order ``n`` goes to the loop kernels: ``n <= min(op_max, SMALL_N_MAX)``."""
-    return n <= min(op_max, SMALL_N_MAX)
+def use_loops(n, crossover):
+    """Return True when order ``n`` goes to the loop kernels: ``n <= kernels.crossovers.<name>``.
+
+    ``crossover`` names the entry (``"EIGH_LOOPS_MAX_N"``, ``"SVD_LOOPS_MAX_N"``), read at each
+    call so that tests can lower it to run the BLAS path at tiny sizes.
+    """
+    return n <= getattr(crossovers, crossover)
 
 
 def shape_error(expected, **arrays):

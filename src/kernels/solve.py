@@ -45,17 +45,6 @@ from kernels._smallmat import (
     _store_inplace,
 )
 
-# Crossover sizes, measured on the 2-core dev box (float64, one BLAS thread, min of repeats):
-# the rule uses the compiled kernels for n <= these and the BLAS/LAPACK variants above them.
-# A stack (b = 1000) is compared with the plain numpy stacked formula, one matrix with the
-# variant below (whose Python overhead dominates at small n).
-# solve with k = n right-hand sides.
-SOLVE_CROSSOVER_N = 16  # stack: 3.5 vs 7.3 ms at n = 16, 21.7 vs 17.4 ms at n = 24
-SOLVE_SINGLE_CROSSOVER_N = 12  # one matrix: 4.6 vs 10.3 us at n = 8, 21 vs 14 us at n = 16
-INV_CROSSOVER_N = 4  # stack: 0.06 vs 0.11 ms at n = 4, 0.29 vs 0.20 ms at n = 8 (numpy matmul)
-INV_SINGLE_CROSSOVER_N = 4  # one matrix: 1.5 vs 2.0 us at n = 4, 4.3 vs 2.0 us at n = 8
-
-
 # --- solve ---------------------------------------------------------------------------------
 
 

@@ -15,8 +15,8 @@ class AbstractTangent:
 
     A tangent type represents a derivative (a perturbation) of a primal value. Rules are written
     only with the operations below, so any type that supports them flows through every rule with
-    a generic path without being converted to an ndarray (DESIGN.md section 2). The full
-    protocol, with the table of which rules run generically on a user's type and which need
+    an algebra path without being converted to an ndarray (DESIGN.md section 2). The full
+    protocol, with the table of which rules take a user's type on their algebra path and which need
     arrays, is ``docs/tangent-types.md``; ``tests/rules/test_tangent_protocol.py`` checks it.
 
     Operations a tangent type supports

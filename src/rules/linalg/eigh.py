@@ -68,7 +68,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import eigh as keigh
-from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
+from rules.core.dispatch import as_stack, flat_batch, kernel_eligible
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
     GaugeError,
@@ -80,7 +81,7 @@ from rules.linalg._spectral import (
     raise_if_gauge_dependent,
     square_input,
 )
-from rules.linalg._stacks import adjoint, as_stack, flat_batch, scipy_outputs
+from rules.linalg._stacks import adjoint, scipy_outputs
 from tangents import NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 __all__ = [
@@ -111,7 +112,7 @@ def eigh_pullback_array(
     if n == 0:  # zero-size matrices (the kernels' loops need n > 0)
         return np.zeros_like(V)
     rtol = default_rtol(n, w.dtype)
-    if V.dtype not in KERNEL_DTYPES:
+    if not kernel_eligible(V):
         if V_bar is not None:
             _check_gauge(name, flat_batch(w, 1), as_stack(V), as_stack(V_bar), rtol)
         return eigh_pullback_formula(w, V, w_bar, V_bar, rtol)
@@ -208,7 +209,7 @@ def eigh_pushforward_array(
     if n == 0:  # zero-size matrices (the kernels' loops need n > 0)
         return np.zeros_like(w), np.zeros_like(V)
     rtol = default_rtol(n, w.dtype)
-    if V.dtype not in KERNEL_DTYPES:
+    if not kernel_eligible(V):
         return eigh_pushforward_formula(w, V, A_dot, rtol)
     w_dot, V_dot = keigh.eigh_pushforward_batched(
         flat_batch(w, 1), as_stack(V), as_stack(A_dot), rtol=rtol
@@ -235,7 +236,7 @@ def _values_pullback_array(V: np.ndarray, w_bar: np.ndarray) -> np.ndarray:
 
     ``V`` may be (..., n, k) with ``k < n`` (``subset_by_index``).
     """
-    if V.dtype not in KERNEL_DTYPES or V.shape[-1] != V.shape[-2]:
+    if not kernel_eligible(V) or V.shape[-1] != V.shape[-2]:
         A_bar = (V * w_bar[..., None, :]) @ adjoint(V)
         return 0.5 * (A_bar + adjoint(A_bar))
     if V.ndim == 2 and V.flags.c_contiguous:  # one matrix: no stacking (2.8 us, not 3.8, at 4x4)

@@ -305,7 +305,7 @@ def expm_rrule(A: Any) -> tuple[np.ndarray, Any]:
     def expm_pullback(X_bar: Any) -> tuple[Any, Any]:
         X_bar = unthunk(X_bar)
         check_shape("scipy.linalg.expm pullback", "the cotangent", X_bar, X.shape)
-        if single and not isinstance(X_bar, np.ndarray):  # generic path: the tangent algebra only
+        if single and not isinstance(X_bar, np.ndarray):  # algebra path: the tangent algebra only
             return NoTangent(), project_A(adjoint(pade.frechet(adjoint(project_X(X_bar)))))
         G = np.asarray(as_array_cotangent(project_X(X_bar), "scipy.linalg.expm's pullback"))
         G = G.astype(pade.A.dtype, copy=False)
