@@ -336,7 +336,7 @@ def eigh_pullback_and_residual(w, V, w_bar, V_bar, *, rtol=None):
     """Return ``(A_bar (n, n), phase, rotation)`` for one matrix, the residuals as floats.
 
     See :func:`eigh_pullback_and_residual_batched`. Both cotangents given at a loop order (the
-    rules' single-matrix case) go straight to the loop kernel: 1.5 us instead of 3.8 at n = 4.
+    rules' single-matrix case) go straight to the loop kernel, without the stacking.
     """
     n = w.shape[-1]
     if (

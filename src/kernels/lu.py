@@ -311,7 +311,7 @@ def lu_pushforward(L, U, perm, A_dot):
 
 # --- large matrices: BLAS level 3 ------------------------------------------------------------
 # Triangular solves run copy-free on C-ordered arrays (kernels._blas); products use numpy's
-# ``@``: OpenBLAS ``trmm`` measured slower than ``gemm`` here (5.3 vs 4.3 ms at n = 512).
+# ``@``: OpenBLAS ``trmm`` measured slower than ``gemm`` here (at n = 512).
 
 
 def lu_pullback_blas(L, U, perm, L_bar, U_bar):

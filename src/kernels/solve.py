@@ -5,12 +5,11 @@ solve (Giles 2008), ``X = A^-1 B`` with ``B`` of shape (n, k)::
     pushforward  X_dot = A^-1 (B_dot - A_dot X)
     pullback     B_bar = A^-H X_bar,   A_bar = -B_bar X^H
 
-The pullback reuses the forward LU factorization: ``B_bar`` is one ``getrs`` with the
-conjugate-transposed factors (``trans=2``), never a new factorization and never an explicit
-inverse. The rule factors once in the forward pass, with ``scipy.linalg.lu_factor`` for one
-large matrix or ``kernels.lu.lu_factor_batched`` for a stack, and hands ``(lu, piv)`` to the
-pullback. A vector right-hand side ``b`` of shape (n,) is passed as ``b.reshape(n, 1)`` (a
-view); ``A_bar = -outer(B_bar, conj(x))`` is then the same formula.
+The pullback reuses the forward LU factorization (``kernels.lu.lu_factor_batched`` of a small
+stack): ``B_bar`` is a solve with the conjugate-transposed factors, never a new factorization
+and never an explicit inverse. A vector right-hand side ``b`` of shape (n,) is passed as
+``b.reshape(n, 1)`` (a view); ``A_bar = -outer(B_bar, conj(x))`` is then the same formula. Large
+matrices are the rule's business (``rules.linalg._systems``: LAPACK with the kept factors).
 
 inv (Giles 2008), ``Y = A^-1``::
 
@@ -31,7 +30,6 @@ mode algorithmic differentiation", Oxford NA report 08/01 (2008).
 
 import numpy as np
 
-from kernels._blas import getrs
 from kernels._jit import jit
 from kernels._smallmat import (
     _lanes,
@@ -119,34 +117,6 @@ def solve_pushforward_batched(lu, piv, X, A_dot, B_dot):
         _lu_solve_inplace(F, P, 0, nb, R)
         _store_inplace(R, t0, nb, X_dot)
     return X_dot
-
-
-def solve_pullback(lu, piv, X, X_bar):
-    """``solve_pullback_batched`` for one matrix: lu (n, n), piv (n,), X and X_bar (n, k)."""
-    A_bar, B_bar = solve_pullback_batched(lu[None], piv[None], X[None], X_bar[None])
-    return A_bar[0], B_bar[0]
-
-
-def solve_pushforward(lu, piv, X, A_dot, B_dot):
-    """``solve_pushforward_batched`` for one matrix: lu (n, n), piv (n,), X (n, k)."""
-    return solve_pushforward_batched(lu[None], piv[None], X[None], A_dot[None], B_dot[None])[0]
-
-
-def solve_pullback_lapack(lu, piv, X, X_bar):
-    """``solve_pullback`` for one large matrix: one ``getrs`` (trans=2) with the forward's LU.
-
-    ``(lu, piv)`` as returned by ``scipy.linalg.lu_factor`` (Fortran order avoids a copy);
-    ``X``, ``X_bar`` (n, k) or (n,). Returns ``(A_bar, B_bar)`` like ``X``'s dtype.
-    """
-    B_bar = getrs(lu, piv, X_bar, trans=2)
-    if X.ndim == 1:
-        return -np.outer(B_bar, X.conj()), B_bar
-    return -(B_bar @ X.conj().T), B_bar
-
-
-def solve_pushforward_lapack(lu, piv, X, A_dot, B_dot):
-    """``solve_pushforward`` for one large matrix: one ``getrs`` with the forward's LU."""
-    return getrs(lu, piv, B_dot - A_dot @ X)
 
 
 # --- inv -----------------------------------------------------------------------------------

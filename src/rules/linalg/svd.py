@@ -172,7 +172,7 @@ def _check_gauge(
         s = s.astype(np.float64)
     phase, rotation, null = ksvd.svd_gauge_residual_batched(U, s, Vh, U_bar, Vh_bar, rtol=rtol)
     if phase.size == 1:  # one matrix: compare scalars (complex input always has rounding-level
-        # residuals; the stack check below takes 25 us); NaN or a failure goes on to word the error
+        # residuals; the stack check below costs more); NaN or a failure goes on to word the error
         norm2 = np.vdot(U_bar, U_bar).real + np.vdot(Vh_bar, Vh_bar).real
         limit = gauge_rtol(precision) * float(np.sqrt(norm2))
         if phase[0] <= limit and rotation[0] <= limit and null[0] <= limit:
