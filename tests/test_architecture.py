@@ -44,6 +44,16 @@ def imported_modules(path):
             yield from (f"{node.module}.{alias.name}" for alias in node.names)
 
 
+def test_the_tangent_algebra_depends_one_way():
+    # base.py is the root: it imports nothing of tangents, so arithmetic.py (which imports the
+    # tangent classes, and through them base.py) is never needed to import base.py.
+    base = [m for m in imported_modules(SRC / "tangents" / "base.py") if m.startswith("tangents")]
+    assert base == []
+    for name in ("zero", "thunk", "structural", "not_implemented", "structured"):
+        imports = set(imported_modules(SRC / "tangents" / f"{name}.py"))
+        assert "tangents.arithmetic" not in imports, name
+
+
 def test_kernels_crossovers_is_one_table_that_imports_nothing():
     assert list(imported_modules(SRC / "kernels" / "crossovers.py")) == []
     others = [

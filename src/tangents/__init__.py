@@ -3,6 +3,7 @@
 Import everything from here; the submodules hold one concept each.
 """
 
+from tangents import arithmetic  # noqa: F401  (installs the operators of every tangent type)
 from tangents.accumulation import add_inplace
 from tangents.base import AbstractTangent
 from tangents.not_implemented import NotImplementedTangent, NotImplementedTangentError

@@ -58,7 +58,13 @@ from tangents.projectors import (
     TriangularProjector,
 )
 from tangents.structural import has_fields, primal_components
-from tangents.structured import Diagonal, StructuredMatrix, Symmetric, UpperTriangular
+from tangents.structured import (
+    Diagonal,
+    LowerTriangular,
+    StructuredMatrix,
+    Symmetric,
+    UpperTriangular,
+)
 from tangents.zero import AbstractZero
 
 __all__ = ["ProjectTo", "Projector", "tangent_dtype"]
@@ -213,7 +219,8 @@ def _project_symmetric(x: Symmetric) -> Projector:
 
 
 @_projector_for.register(UpperTriangular)
-def _project_triangular(x: UpperTriangular) -> Projector:
+@_projector_for.register(LowerTriangular)
+def _project_triangular(x: UpperTriangular | LowerTriangular) -> Projector:
     dtype = _structured_dtype(x)
     return NoTangentProjector() if dtype is None else TriangularProjector(type(x), dtype, x.shape)
 
