@@ -6,3 +6,6 @@ calling them, so each kernel compiles once per supported dtype (float64, float32
 All Numba options are set in :mod:`kernels._jit`; the crossover table of every path is
 :mod:`kernels.crossovers`.
 """
+
+__tangent_algebra__ = True
+"""Marks this package as tangent-algebra's ``kernels`` (Hugging Face's ``kernels`` has the name too)."""

@@ -5,13 +5,17 @@ f, *args, **kwargs)`` returns ``(y, y_dot)`` or ``None``. Register your own rule
 ``@rrule.register(f)`` / ``@frule.register(f)``; check them with :mod:`rules.testing`.
 """
 
+# _packages first: it checks that tangents and kernels are this project's, not namesakes.
 # Rule sets, one sub-package per library covered: importing one registers its rules.
-from rules import arrays, linalg  # noqa: F401  (imported for their registrations)
+from rules import _packages, arrays, linalg  # noqa: F401  (imported for their side effects)
 from rules.core.definition import non_differentiable, scalar_rule
 from rules.core.registry import defer, frule, is_zero_cotangent, rrule, split_cotangent
 
 # scipy.special is slow to import: its rules load when a lookup first needs them.
 defer("rules.special", "scipy.special")
+
+__tangent_algebra__ = True
+"""Marks this package as tangent-algebra's ``rules`` (PyPI's django-rules has the same name)."""
 
 __all__ = [
     "frule",

@@ -20,6 +20,9 @@ from tangents.structured import (
 from tangents.thunk import AbstractThunk, InplaceableThunk, Thunk, unthunk
 from tangents.zero import AbstractZero, NoTangent, ZeroTangent
 
+__tangent_algebra__ = True
+"""Marks this package as tangent-algebra's ``tangents`` (checked by ``rules`` when it imports it)."""
+
 __all__ = [
     "AbstractTangent",
     "AbstractThunk",
