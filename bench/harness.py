@@ -236,17 +236,20 @@ def _ours(case: Case, inputs: Inputs) -> tuple[dict[str, Callable[[], Any]], flo
     if case.kind == "pullback":
         cotangent = inputs.cotangent
 
-        def total() -> tuple[np.ndarray, ...]:
+        def rrule_and_pullback() -> tuple[Any, Any, tuple[np.ndarray, ...]]:
             rule = rrule(f, *args, **kwargs)
             if rule is None:
                 raise LookupError(f"no rrule is registered for {name}")
-            return flatten(rule[1](cotangent)[1:])
+            return rule[0], rule[1], flatten(rule[1](cotangent)[1:])
 
-        seconds, result = first_call(total)
-        primal, pullback = rrule(f, *args, **kwargs)
+        # The pullback that is timed is the one whose result is checked against the reference.
+        seconds, (primal, pullback, result) = first_call(rrule_and_pullback)
 
         def ours() -> tuple[np.ndarray, ...]:
             return flatten(pullback(cotangent)[1:])
+
+        def total() -> tuple[np.ndarray, ...]:
+            return rrule_and_pullback()[2]
 
         return {"ours": ours, "total": total}, seconds, result, primal
 

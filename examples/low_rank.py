@@ -3,7 +3,7 @@
 ``LowRank(U, V)`` stands for the matrix ``U @ V.T`` without forming it. It supports the tangent
 operations rules are written with (docs/tangent-types.md: ``+``, scalar ``*``, unary ``-``,
 ``@`` with matrices on either side, ``.T``/``.mT``, ``.conj()``, ``.real``, a ``shape``), so the
-library's generic pullbacks accept it unchanged and never convert it to an ndarray. Where the
+library's algebra-path pullbacks accept it unchanged and never convert it to an ndarray. Where the
 algebra keeps low rank, the cotangents that come out are ``LowRank`` too, and cost O(n^2 r)
 instead of O(n^3):
 
@@ -24,8 +24,9 @@ instead of O(n^3):
   (O(n^3)), so here the gain is a constant factor rather than O(n).
 
 Each result is compared with the same pullback given the dense matrix, and timed against it at
-n = 2000, rank 2 (the example asserts that the low-rank path is the cheaper one where it is
-asymptotically cheaper: matmul, the trace-form loss and inv).
+n = 2000, rank 2. The times are printed, not asserted: the example checks what the algebra
+guarantees (the results are ``LowRank`` and equal the dense ones); how much faster that is on a
+given machine is a measurement, for the reader to see.
 
 Run it: ``python examples/low_rank.py``.
 """
@@ -158,12 +159,8 @@ def race(pullback, low_rank_cotangent, dense_cotangent, rounds=2):
     return low_rank, dense_result, times
 
 
-def compare(name, n, r, results, times, cheaper=True):
-    """Check that the LowRank results are LowRank and equal the dense ones; report the times.
-
-    ``cheaper``: also assert that the LowRank path took less time (where the algebra makes it
-    asymptotically cheaper, so that a loaded machine cannot flip the comparison).
-    """
+def compare(name, n, r, results, times):
+    """Check that the LowRank results are LowRank and equal the dense ones; report the times."""
     low_rank, dense_result = results
     for got, want in zip(low_rank, dense_result, strict=True):
         assert isinstance(got, LowRank), f"{name}: {type(got).__name__}"
@@ -173,14 +170,12 @@ def compare(name, n, r, results, times, cheaper=True):
         f"{name} at n={n}, rank {r}: LowRank {t_low_rank * 1e3:.2f} ms, "
         f"dense {t_dense * 1e3:.2f} ms ({t_dense / t_low_rank:.1f}x)"
     )
-    if cheaper:
-        assert t_low_rank < t_dense
 
 
-def check_pullback(name, pullback, cotangent, n, r, cheaper=True):
+def check_pullback(name, pullback, cotangent, n, r):
     """``pullback`` on the LowRank ``cotangent`` and on its dense matrix: results and times."""
     low_rank, dense_result, times = race(pullback, cotangent, dense(cotangent))
-    compare(name, n, r, (low_rank[1:], dense_result[1:]), times, cheaper)
+    compare(name, n, r, (low_rank[1:], dense_result[1:]), times)
     return low_rank[1:]
 
 
@@ -226,10 +221,10 @@ def main(n: int = 2000, r: int = 2, seed: int = 0) -> None:
     # solve: X = M^-1 B gives B_bar = M^-H X_bar and M_bar = -B_bar X^H. The rule applies M^-H as
     # one matrix, formed from the forward pass's LU factors (O(n^3), but once, where the dense
     # cotangent needs a solve with n right-hand sides and an n x n x n product); both
-    # cotangents then come out LowRank. Both paths are O(n^3) here (forming M^-H dominates), so
-    # the time is reported but not asserted: the gain is a constant factor (about 1.7x).
+    # cotangents then come out LowRank. Both paths are O(n^3) here (forming M^-H dominates):
+    # the gain is a constant factor.
     _, solve_pullback = rrule(np.linalg.solve, M, B)
-    check_pullback("solve pullback", solve_pullback, low_rank(n), n, r, cheaper=False)
+    check_pullback("solve pullback", solve_pullback, low_rank(n), n, r)
 
     # A whole program, through the driver: Y = (I + A B)^-1 is two recorded calls (matmul, then
     # inv, with an add of a constant between them that passes the cotangent through). A LowRank

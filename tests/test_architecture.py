@@ -39,13 +39,34 @@ CONSUMERS = {"autodiff", "interop", "dask"}
 PEERS = {"torch", "jax", "jaxlib", "dask", "distributed"}
 
 
-def _imported_modules(path):
+def imported_modules(path):
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
+def test_the_tangent_algebra_depends_one_way():
+    # base.py is the root: it imports nothing of tangents, so arithmetic.py (which imports the
+    # tangent classes, and through them base.py) is never needed to import base.py.
+    base = [m for m in imported_modules(SRC / "tangents" / "base.py") if m.startswith("tangents")]
+    assert base == []
+    for name in ("zero", "thunk", "structural", "not_implemented", "structured"):
+        imports = set(imported_modules(SRC / "tangents" / f"{name}.py"))
+        assert "tangents.arithmetic" not in imports, name
+
+
+def test_kernels_crossovers_is_one_table_that_imports_nothing():
+    assert list(imported_modules(SRC / "kernels" / "crossovers.py")) == []
+    others = [
+        path.name
+        for path in (SRC / "kernels").glob("*.py")
+        if path.name != "crossovers.py" and "_MAX_N = " in path.read_text()
+    ]
+    assert others == []
 
 
 def test_rule_sets_and_machinery_import_no_consumer_and_no_peer():
@@ -54,7 +75,7 @@ def test_rule_sets_and_machinery_import_no_consumer_and_no_peer():
         parts = path.relative_to(SRC / "rules").parts
         if parts[0] in CONSUMERS:
             continue
-        for module in _imported_modules(path):
+        for module in imported_modules(path):
             top, _, rest = module.partition(".")
             if top in PEERS or (top == "rules" and rest.split(".")[0] in CONSUMERS):
                 offenders.add(f"{path.relative_to(SRC)} imports {module}")

@@ -8,9 +8,12 @@ Reference formulas, Jacobi's formula for an invertible ``A`` (Giles 2008, sectio
     slogdet  pullback     A_bar = l_bar H(A^-1)            (sign_bar is ignored: A is real)
              pushforward  l_dot = tr(A^-1 A_dot),  sign_dot = 0
 
-written as a user would, stacks through broadcasting: the pullback with ``np.linalg.inv`` (the
-user's forward pass kept ``A`` and the output, no factorization), the pushforward's trace as
-``np.trace(np.linalg.solve(A, A_dot))``. The rule's ``det`` cotangent is the adjugate, exact at
+written as a user would, stacks through broadcasting. The pullback of one matrix is given the
+same saved factors the rule keeps: ``scipy.linalg.lu_factor(A)`` (untimed, in ``Inputs.saved``),
+and ``A^-H`` is ``lu_solve`` with them. A stack has no batched LU solve in numpy or scipy (scipy
+loops over the stack in Python), so its reference inverts with ``np.linalg.inv`` inside the
+timed call; there the rule's whole call (the ``rrule + pullback`` column) is the like-for-like
+comparison. The pushforward's trace is ``np.trace(np.linalg.solve(A, A_dot))``. The rule's ``det`` cotangent is the adjugate, exact at
 singular matrices too; here every ``A`` is invertible, where the two agree.
 
 Inputs: ``_random.modest_determinant``: ``log|det A|`` between 0.5 and 1.5 and condition number
@@ -23,6 +26,7 @@ the sign of a real determinant is locally constant); the pushforward's ``sign_do
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg as sla
 
 from bench.case import Inputs, Size, pullback_case, pushforward_case
 from bench.cases._random import general, modest_determinant
@@ -40,13 +44,27 @@ def _scalars(rng: np.random.Generator, size: Size) -> np.ndarray:
     return rng.standard_normal(size.shape[:-2])
 
 
+def _saved_lu(A: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The forward pass's LU of one matrix, as a user keeps it; ``None`` for a stack."""
+    return sla.lu_factor(A, check_finite=False) if A.ndim == 2 else None
+
+
+def _inverse_adjoint(A: np.ndarray, saved: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """``H(A^-1)``: from the saved LU for one matrix, ``np.linalg.inv`` for a stack."""
+    if saved is None:
+        return _h(np.linalg.inv(A))
+    return sla.lu_solve(saved, np.eye(A.shape[-1], dtype=A.dtype), trans=2, check_finite=False)
+
+
 def _det_pullback_inputs(size: Size, rng: np.random.Generator) -> Inputs:
-    return Inputs(args=(modest_determinant(rng, size),), cotangent=_scalars(rng, size))
+    A = modest_determinant(rng, size)
+    return Inputs(args=(A,), cotangent=_scalars(rng, size), saved=_saved_lu(A))
 
 
 def _slogdet_pullback_inputs(size: Size, rng: np.random.Generator) -> Inputs:
     bars = (_scalars(rng, size), _scalars(rng, size))
-    return Inputs(args=(modest_determinant(rng, size),), cotangent=bars)
+    A = modest_determinant(rng, size)
+    return Inputs(args=(A,), cotangent=bars, saved=_saved_lu(A))
 
 
 def _pushforward_inputs(size: Size, rng: np.random.Generator) -> Inputs:
@@ -60,7 +78,7 @@ def _trace(X: np.ndarray) -> np.ndarray:
 def det_pullback_numpy(inputs: Inputs) -> tuple[np.ndarray]:
     """``A_bar = d_bar conj(d) H(A^-1)`` given the forward output ``d``."""
     (A,), d, d_bar = inputs.args, inputs.output, inputs.cotangent
-    return ((d_bar * np.conj(d))[..., None, None] * _h(np.linalg.inv(A)),)
+    return ((d_bar * np.conj(d))[..., None, None] * _inverse_adjoint(A, inputs.saved),)
 
 
 def det_pushforward_numpy(inputs: Inputs) -> tuple[np.ndarray, np.ndarray]:
@@ -73,7 +91,7 @@ def det_pushforward_numpy(inputs: Inputs) -> tuple[np.ndarray, np.ndarray]:
 def slogdet_pullback_numpy(inputs: Inputs) -> tuple[np.ndarray]:
     """``A_bar = l_bar H(A^-1)``; the sign's cotangent does not enter (real ``A``)."""
     (A,), (_, l_bar) = inputs.args, inputs.cotangent
-    return (l_bar[..., None, None] * _h(np.linalg.inv(A)),)
+    return (l_bar[..., None, None] * _inverse_adjoint(A, inputs.saved),)
 
 
 def slogdet_pushforward_numpy(inputs: Inputs) -> tuple[np.ndarray, ...]:

@@ -3,11 +3,12 @@
 Kernels take plain C-contiguous ndarrays and return ndarrays: no tangent types, no Python
 objects, no imports from ``tangents`` or ``rules``. Rules normalise dtype and layout before
 calling them, so each kernel compiles once per supported dtype (float64, float32, complex128).
-All Numba options are set in :mod:`kernels._jit`.
+All Numba options are set in :mod:`kernels._jit`; the crossover table of every path is
+:mod:`kernels.crossovers`.
 
 Forward factorizations of stacks ``(b, n, n)`` of small matrices, for users who only want the
 fast forward (one compiled call where numpy and scipy call LAPACK once per matrix; the rules use
-them up to each module's ``FORWARD_MAX_N``):
+them up to the ``*_FORWARD_STACK_MAX_N`` entries of :mod:`kernels.crossovers`):
 
 * :func:`kernels.cholesky_factor.cholesky_factor_batched` -- ``A = L L^H`` (``np.linalg.cholesky``),
   returns ``(L, info)``;
@@ -28,3 +29,6 @@ says where numpy would raise ``LinAlgError``; NaN in gives NaN out. Example::
     L, info = cholesky_factor_batched(X @ X.transpose(0, 2, 1) + 4 * np.eye(4), True)
     assert not info.any()
 """
+
+__tangent_algebra__ = True
+"""Marks this package as tangent-algebra's ``kernels`` (Hugging Face's ``kernels`` has the name too)."""

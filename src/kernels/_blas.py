@@ -35,8 +35,8 @@ def trsm_c_inplace(T, X, left, lower, trans, unit):
 def getrs(lu, piv, B, trans=0):
     """``op(A)^-1 B`` from ``scipy.linalg.lu_factor``'s ``(lu, piv)``: ``trans`` 0, 1 or 2 (``A^H``).
 
-    LAPACK ``getrs`` through scipy's wrapper, about 1 us at n = 4 where
-    ``scipy.linalg.lu_solve`` (1.17) costs about 20 us in argument handling. ``B`` is not
+    LAPACK ``getrs`` through scipy's wrapper, without ``scipy.linalg.lu_solve``'s argument
+    handling, which dominates at small n. ``B`` is not
     overwritten (the wrapper copies it); the result is Fortran-ordered, as ``lu_solve``'s.
     """
     solve = scipy.linalg.lapack.get_lapack_funcs("getrs", (lu, B))

@@ -3,7 +3,7 @@
 Small matrices (order up to 8 for eigh, 6 for svd) go to loop kernels that handle a whole stack in
 one compiled call, with no allocation and no BLAS call per matrix. Each loop kernel is built by a
 factory, memoised with ``functools.cache``, for one compile-time matrix order, so LLVM unrolls
-its loops (2-3x faster than reading the order from the arrays at n = 4). Numba freezes closure
+its loops (faster than reading the order from the arrays at small n). Numba freezes closure
 constants into the compiled code and keys its disk cache on their values, so each order is
 compiled and cached on its own, on first use. Larger orders use BLAS through numpy's ``@``.
 
@@ -17,15 +17,11 @@ import functools
 
 import numpy as np
 
+from kernels import crossovers
 from kernels._jit import jit, jit_inline
 
-#: Cap on the order handled by loop kernels, for every op; each op has its own, lower or equal,
-#: limit from its measured crossover (``eigh._LOOPS_MAX``, ``svd._LOOPS_MAX``). Tests set this to
-#: 0 to run the BLAS path at tiny sizes.
-SMALL_N_MAX = 8
-
 #: Block size for the passes over ``(i, j)`` and ``(j, i)`` pairs of large matrices: a 32 x 32 block
-#: of rows and one of columns fit in L1 together (3x faster than row-by-row at n = 256).
+#: of rows and one of columns fit in L1 together (faster than row-by-row at n = 256).
 TILE = 32
 
 #: Row-block height of :func:`hermitian_product` for orders of at least ``2 * PRODUCT_BLOCK``.
@@ -35,7 +31,7 @@ PRODUCT_BLOCK = 128
 RTOL_EPS_PER_ORDER = 8.0
 
 
-@functools.cache  # np.finfo costs 0.4 us, a third of a 4x4 pullback
+@functools.cache  # np.finfo costs as much as a good part of a 4x4 pullback
 def default_rtol(order, dtype):
     """Return the default relative degeneracy threshold ``8 * order * eps(dtype)``.
 
@@ -52,9 +48,13 @@ def default_rtol(order, dtype):
     return RTOL_EPS_PER_ORDER * max(int(order), 1) * float(np.finfo(dtype).eps)
 
 
-def use_loops(n, op_max):
-    """Return True when order ``n`` goes to the loop kernels: ``n <= min(op_max, SMALL_N_MAX)``."""
-    return n <= min(op_max, SMALL_N_MAX)
+def use_loops(n, crossover):
+    """Return True when order ``n`` goes to the loop kernels: ``n <= kernels.crossovers.<name>``.
+
+    ``crossover`` names the entry (``"EIGH_LOOPS_MAX_N"``, ``"SVD_LOOPS_MAX_N"``), read at each
+    call so that tests can lower it to run the BLAS path at tiny sizes.
+    """
+    return n <= getattr(crossovers, crossover)
 
 
 def shape_error(expected, **arrays):
@@ -93,10 +93,9 @@ def hermitian_product(T, Vh):
     BLAS rounds the two triangles differently; the lower one is kept and mirrored
     (:func:`_mirror_lower_inplace`). So for ``n >= 2 * PRODUCT_BLOCK`` only the block lower
     triangle is multiplied, each block of rows against the columns up to its end (75% of the
-    flops at n = 256, 56% at 1024). Measured with the mirroring, one thread, against the full
-    product and mirroring: float64 0.53 / 3.2 / 23 ms against 0.63 / 4.4 / 35 ms at n = 256 /
-    512 / 1024, complex128 75 ms against 121 ms at n = 1024. Thinner blocks lose more per flop
-    than they save.
+    flops at n = 256, 56% at 1024), which beats the full product and mirroring from n = 256 on
+    (bench case ``eigh.pullback --sizes 256,1024``). Thinner blocks lose more per flop than they
+    save.
     """
     b, n, _ = T.shape
     out = np.empty((b, n, n), dtype=T.dtype)
@@ -212,8 +211,7 @@ def _mirror_lower_inplace(X):
     unwritten. Tiles below the diagonal go through a small contiguous buffer: writing the
     transpose straight into ``X`` touches ``TILE`` rows ``n`` apart, which at power-of-two ``n``
     share a few cache sets and evict each other (the direct ``(X + X^H) / 2`` tile pass this
-    replaces took 141 us at n = 256 and 2.7 ms at n = 1024; this one 48 us and 0.66 ms, about
-    the time of a copy of the matrix).
+    replaces was several times slower; this one takes about the time of a copy of the matrix).
     """
     n = X.shape[1]
     buf = np.empty((TILE, TILE), dtype=X.dtype)

@@ -20,6 +20,7 @@ helpers are inlined (``jit_inline``), so flags that are literals at the call sit
 import numpy as np
 
 from kernels._jit import jit_inline
+from kernels._smallmat import _div
 
 
 @jit_inline
@@ -36,9 +37,7 @@ def solve_inplace(T, B, t, lower, trans, conj, unit_diagonal):
         r = one
         if not unit_diagonal:
             d = T[t, i, i]
-            # np.divide, not "/": numba raises ZeroDivisionError for a complex "/" by zero even
-            # with error_model="numpy"; np.divide gives inf/NaN as numpy does
-            r = np.divide(one, np.conj(d) if conj else d)
+            r = _div(one, np.conj(d) if conj else d)  # inf/NaN at a zero pivot, never a raise
         for j in range(m):
             s = B[t, i, j]
             for k in range(lo, hi):

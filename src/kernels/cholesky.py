@@ -21,12 +21,11 @@ Hermitian (both triangles filled). ``A_dot`` must be Hermitian (the rule symmetr
 out, and a zero on the diagonal of ``L`` gives inf/NaN, never an exception.
 
 Large matrices: ``cholesky_pullback_blocked`` and ``cholesky_pushforward_blocked`` call
-level-3 BLAS through scipy (trsm, trmm, gemm via numpy matmul; no explicit inverse). On one
-matrix (float64, one BLAS thread, 2-core Xeon) they overtake the Numba kernels at about
-``PULLBACK_BLOCKED_MIN_N`` and ``PUSHFORWARD_BLOCKED_MIN_N`` (n = 40: 0.078 vs 0.048 ms for the
-pullback; n = 80: 0.178 vs 0.189 ms for the pushforward). At n = 1024 both take about as long
-as ``np.linalg.cholesky`` itself (0.97x and 0.93x with block 64). Stacks of large matrices:
-call the blocked variant per matrix.
+level-3 BLAS through scipy (trsm, trmm, gemm via numpy matmul; no explicit inverse). They
+overtake the Numba kernels above ``kernels.crossovers.CHOLESKY_PULLBACK_MAX_N`` and
+``CHOLESKY_PUSHFORWARD_MAX_N``; at n = 1024 they take about as long as ``np.linalg.cholesky``
+itself (bench case ``cholesky.pullback --sizes 1024``). Stacks of large matrices: call the
+blocked variant per matrix.
 """
 
 import numpy as np
@@ -34,11 +33,6 @@ from scipy.linalg import get_blas_funcs
 
 from kernels._jit import jit, jit_inline
 from kernels._triangular import solve_inplace
-
-PULLBACK_BLOCKED_MIN_N = 48
-"""Smallest ``n`` from which ``cholesky_pullback_blocked`` is recommended (measured, see above)."""
-PUSHFORWARD_BLOCKED_MIN_N = 80
-"""Smallest ``n`` from which ``cholesky_pushforward_blocked`` is recommended (measured)."""
 
 
 @jit_inline

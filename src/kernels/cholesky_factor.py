@@ -29,10 +29,7 @@ import numpy as np
 from kernels._jit import jit, jit_inline
 from kernels._smallmat import _lanes
 
-# The rules call the kernel for stacks up to this order and np.linalg.cholesky above it.
-# Measured (float64, one BLAS thread, min of 7 interleaved, 1000 matrices, a busy 2-core box):
-# 0.75 vs 1.28 ms at n = 16, 3.6 vs 2.8 ms at n = 24.
-FORWARD_MAX_N = 16
+# The rules call this kernel for stacks up to kernels.crossovers' *_FORWARD_STACK_MAX_N.
 
 
 @jit

@@ -41,6 +41,7 @@ Econometrics", 3rd ed., Wiley (2019) (Jacobi's formula, the adjugate of a rank n
 import numpy as np
 from scipy.linalg import lapack
 
+from kernels import crossovers
 from kernels._blas import getrs
 from kernels._jit import jit
 from kernels._smallmat import (
@@ -54,15 +55,6 @@ from kernels._smallmat import (
     _swap_rows_inplace,
     _upper_solve_inplace,
 )
-
-# Crossover sizes, measured on the 2-core dev box (float64, one BLAS thread, min of repeats):
-# the rule uses the compiled kernels for n <= these and the BLAS/LAPACK variants above them.
-# A stack (b = 1000) is compared with the plain numpy stacked formula, one matrix with the
-# variant below (whose Python overhead dominates at small n).
-DET_CROSSOVER_N = 16  # stack: 8.9 vs 11.2 ms at n = 16, 23 vs 15 ms at n = 24
-DET_SINGLE_CROSSOVER_N = 12  # one matrix: 3.6 vs 10.4 us at n = 8, 17 vs 14 us at n = 16
-SLOGDET_CROSSOVER_N = 32  # stack: 15 vs 25 ms at n = 32, 171 vs 57 ms at n = 48
-SLOGDET_SINGLE_CROSSOVER_N = 0  # one matrix: getri wins from n = 2 (2.2 vs 1.9 us)
 
 # --- det -----------------------------------------------------------------------------------
 
@@ -181,19 +173,14 @@ def det_pushforward(A, A_dot):
 
 # --- det, large matrices: LAPACK with the forward's LU -----------------------------------------
 
-INVERSE_GETRS_MIN_N = 512
-"""From this order an inverse from the forward's LU is ``getrs`` on the identity, below ``getri``.
-
-Measured on one matrix (float64, one BLAS thread, min of repeats): getri 0.87 ms against getrs
-1.67 ms at n = 256, equal at n = 512 (11.5 and 11.2 ms), 118 ms against 62 ms at n = 1024
-(OpenBLAS's getri falls behind once the matrix leaves the cache).
-"""
-
 
 def inverse_lapack(lu, piv, trans=0):
-    """Return ``A^-1`` (``trans=0``) or ``A^-H`` (``trans=2``) from the forward's LU factors."""
+    """Return ``A^-1`` (``trans=0``) or ``A^-H`` (``trans=2``) from the forward's LU factors.
+
+    ``getri`` up to ``kernels.crossovers.DET_GETRI_MAX_N``, ``getrs`` on the identity above.
+    """
     n = lu.shape[0]
-    if n >= INVERSE_GETRS_MIN_N:
+    if n > crossovers.DET_GETRI_MAX_N:
         return getrs(lu, piv, np.eye(n, dtype=lu.dtype), trans=trans)
     getri = lapack.get_lapack_funcs("getri", (lu,))
     inv = getri(lu, piv)[0]

@@ -17,8 +17,7 @@ from kernels._jit import jit
 from kernels._smallmat import _lanes, _load_inplace, _lu_partial_inplace
 
 # The det rule takes this kernel wherever its pullback takes the batched adjugate kernel
-# (kernels.determinant.DET_CROSSOVER_N = 16). Measured (float64, one BLAS thread, min of 7
-# interleaved, 1000 matrices, a busy 2-core box): 1.2 vs 11 ms at n = 16, 9 vs 18 ms at n = 24.
+# (stacks up to kernels.crossovers.DET_STACK_MAX_N).
 
 
 @jit

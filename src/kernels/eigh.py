@@ -81,11 +81,6 @@ __all__ = [
     "eigvalsh_pullback_batched",
 ]
 
-#: Largest order sent to the loop kernels. Measured (2-core machine, 10000 float64 matrices,
-#: pullback): loops 0.07 / 0.26 / 0.51 / 0.94 / 1.5 / 3.9 ms at n = 2 / 3 / 4 / 5 / 6 / 8, against
-#: 1.3 / 2.0 / 2.4 / 3.4 / 3.9 / 4.9 ms for the BLAS path (numpy's batched ``@``).
-_LOOPS_MAX = 8
-
 _PULLBACK_SHAPES = "eigh_pullback: w and w_bar (b, n), V and V_bar (b, n, n)"
 
 
@@ -260,7 +255,7 @@ def _gauge_residual_loops(w, V, V_bar, rtol, phase, rotation):
         rotation[p] = rot
 
 
-# --- BLAS path (orders above _LOOPS_MAX) -------------------------------------------------------
+# --- BLAS path (orders above kernels.crossovers.EIGH_LOOPS_MAX_N) --------------------------------
 
 
 @quiet
@@ -325,7 +320,7 @@ def eigh_pullback_and_residual_batched(w, V, w_bar, V_bar, *, rtol=None):
         w_bar = np.zeros_like(w)
     if rtol is None:
         rtol = default_rtol(n, w.dtype)
-    if not use_loops(n, _LOOPS_MAX):
+    if not use_loops(n, "EIGH_LOOPS_MAX_N"):
         return _pullback_blas(w, V, w_bar, V_bar, float(rtol), phase, rotation), phase, rotation
     out = np.empty_like(V)
     _pullback_loops(n)(w, V, w_bar, V_bar, float(rtol), out, phase, rotation)
@@ -341,13 +336,13 @@ def eigh_pullback_and_residual(w, V, w_bar, V_bar, *, rtol=None):
     """Return ``(A_bar (n, n), phase, rotation)`` for one matrix, the residuals as floats.
 
     See :func:`eigh_pullback_and_residual_batched`. Both cotangents given at a loop order (the
-    rules' single-matrix case) go straight to the loop kernel: 1.5 us instead of 3.8 at n = 4.
+    rules' single-matrix case) go straight to the loop kernel, without the stacking.
     """
     n = w.shape[-1]
     if (
         w_bar is not None
         and V_bar is not None
-        and use_loops(n, _LOOPS_MAX)
+        and use_loops(n, "EIGH_LOOPS_MAX_N")
         and w.shape == w_bar.shape == (n,)
         and V.shape == V_bar.shape == (n, n)
     ):
@@ -372,7 +367,7 @@ def eigvalsh_pullback_batched(V, w_bar):
     b, n = w_bar.shape[0], w_bar.shape[-1]
     if w_bar.shape != (b, n) or V.shape != (b, n, n):
         raise shape_error("eigvalsh_pullback: V (b, n, n), w_bar (b, n)", V=V, w_bar=w_bar)
-    if not use_loops(n, _LOOPS_MAX):
+    if not use_loops(n, "EIGH_LOOPS_MAX_N"):
         return _eigvalsh_pullback_blas(V, w_bar)
     out = np.empty_like(V)
     _eigvalsh_pullback_loops(n)(V, w_bar, out)
@@ -398,7 +393,7 @@ def eigh_pushforward_batched(w, V, A_dot, *, rtol=None):
         )
     if rtol is None:
         rtol = default_rtol(n, w.dtype)
-    if not use_loops(n, _LOOPS_MAX):
+    if not use_loops(n, "EIGH_LOOPS_MAX_N"):
         return _pushforward_blas(w, V, A_dot, float(rtol))
     w_dot, V_dot = np.empty_like(w), np.empty_like(V)
     _pushforward_loops(n)(w, V, A_dot, float(rtol), w_dot, V_dot)

@@ -43,13 +43,9 @@ from numba.extending import overload
 from kernels._jit import jit
 from kernels._spectral import shape_error
 
-__all__ = ["EIGH_CROSSOVER_N", "eigh_batched", "eigvalsh_batched"]
+__all__ = ["eigh_batched", "eigvalsh_batched"]
 
-#: Largest order, by dtype kind, for which the rules send stacks to :func:`eigh_batched` instead
-#: of numpy's LAPACK loop. Measured (1000 matrices, one thread, LAPACK time / ours): float64
-#: 5.2 / 3.2 / 2.2 / 1.0 / 1.2 / 0.62 at n = 4 / 6 / 8 / 10 / 12 / 16; complex128 1.3 / 0.67 at
-#: n = 4 / 6 (complex arithmetic vectorises less well across lanes).
-EIGH_CROSSOVER_N = {"f": 12, "c": 4}
+# The rules call these kernels for stacks up to kernels.crossovers' *_FORWARD_STACK_MAX_N.
 
 _MAX_SWEEPS = 30
 

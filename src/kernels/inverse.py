@@ -26,10 +26,7 @@ from kernels._smallmat import (
     _upper_solve_inplace,
 )
 
-# The rules call the kernel for stacks up to this order and np.linalg.inv above it.
-# Measured (float64, one BLAS thread, min of 7 interleaved, 1000 matrices, a busy 2-core box):
-# 2.7 vs 19 ms at n = 16, 64 vs 44 ms at n = 24.
-FORWARD_MAX_N = 16
+# The rules call this kernel for stacks up to kernels.crossovers' *_FORWARD_STACK_MAX_N.
 
 
 @jit

@@ -54,13 +54,6 @@ from kernels._smallmat import (
     _upper_right_solve_inplace,
 )
 
-# Crossover sizes, measured on the 2-core dev box (float64, one BLAS thread, min of repeats):
-# the rule uses the compiled kernels for n <= these and the BLAS/LAPACK variants above them.
-# A stack (b = 1000) is compared with the plain numpy stacked formula, one matrix with the
-# variant below (whose Python overhead dominates at small n).
-LU_CROSSOVER_N = 32  # stack: 35 vs 53 ms at n = 32, 358 vs 171 ms at n = 48
-LU_SINGLE_CROSSOVER_N = 16  # one matrix: 14.5 vs 18.7 us at n = 16, 49 vs 29 us at n = 24
-
 # --- forward helpers -----------------------------------------------------------------------
 
 
@@ -318,7 +311,7 @@ def lu_pushforward(L, U, perm, A_dot):
 
 # --- large matrices: BLAS level 3 ------------------------------------------------------------
 # Triangular solves run copy-free on C-ordered arrays (kernels._blas); products use numpy's
-# ``@``: OpenBLAS ``trmm`` measured slower than ``gemm`` here (5.3 vs 4.3 ms at n = 512).
+# ``@``: OpenBLAS ``trmm`` measured slower than ``gemm`` here (at n = 512).
 
 
 def lu_pullback_blas(L, U, perm, L_bar, U_bar):

@@ -23,10 +23,7 @@ from kernels._alloc import empty_pair_like
 from kernels._jit import jit
 from kernels._smallmat import _lanes, _load_inplace, _lu_partial_inplace
 
-# The rules call the kernel for stacks up to this order and scipy.linalg.lu above it.
-# Measured (float64, one BLAS thread, min of 7 interleaved, 1000 matrices, a busy 2-core box):
-# 18 vs 72 ms at n = 24, 87 vs 109 ms at n = 32, 64 vs 34 ms at n = 48 (200 matrices).
-FORWARD_MAX_N = 24
+# The rules call this kernel for stacks up to kernels.crossovers' *_FORWARD_STACK_MAX_N.
 
 
 @jit

@@ -10,11 +10,10 @@ With the cotangent of a complex ``z`` taken as ``dL/dRe z + i dL/dIm z``::
 algorithmic differentiation", 2008: the result for the matrix product.)
 
 One compiled call loops over the stack. The square sizes 2, 3 and 4 get their own branch with
-constant loop bounds, which LLVM unrolls (see ``kernels._jit.jit_inline``). Measured against
-numpy's stacked ``matmul`` for the pullback (float64, same run): 13x at 40000 x (2x2), 3.1x at
-10000 x (4x4), but 0.8x at 6400 x (5x5) and 0.4x at 2500 x (8x8): the rule should call these
-kernels for matrices up to 4x4 (non-square shapes that small also gain: 1.6x at 5x3 @ 3x4) and
-numpy's ``matmul`` otherwise, and for a single product.
+constant loop bounds, which LLVM unrolls (see ``kernels._jit.jit_inline``). Against numpy's
+stacked ``matmul`` they win for matrices up to ``kernels.crossovers.MATMUL_STACK_MAX_N`` on a
+side and lose beyond (bench case ``matmul.pullback``, ``10000x4``): the rule calls them for such
+stacks and numpy's ``matmul`` otherwise, and for a single product.
 """
 
 import numpy as np

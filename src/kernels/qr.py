@@ -57,13 +57,6 @@ from kernels._smallmat import (
     _upper_right_solve_inplace,
 )
 
-# Crossover sizes, measured on the 2-core dev box (float64, one BLAS thread, min of repeats):
-# the rule uses the compiled kernels for n <= these and the BLAS/LAPACK variants above them.
-# A stack (b = 1000) is compared with the plain numpy stacked formula, one matrix with the
-# variant below (whose Python overhead dominates at small n).
-QR_CROSSOVER_N = 16  # stack: 2.9 vs 8.4 ms at n = 16, 23.6 vs 21.2 ms at n = 24
-QR_SINGLE_CROSSOVER_N = 12  # one matrix: 4.4 vs 15 us at n = 8, 22 vs 19 us at n = 16
-
 # --- pullback ------------------------------------------------------------------------------
 
 

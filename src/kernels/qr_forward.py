@@ -40,13 +40,9 @@ from kernels._smallmat import _div
 from kernels._spectral import shape_error
 from kernels.svd_forward import _abs2
 
-__all__ = ["QR_FORWARD_CROSSOVER_N", "qr_batched"]
+__all__ = ["qr_batched"]
 
-#: Largest ``max(m, n)``, by dtype kind, for which the rules send stacks to :func:`qr_batched`
-#: instead of numpy's LAPACK loop. Measured (1000 square matrices, one thread, LAPACK time /
-#: ours): float64 2.4 / 4.3 / 2.8 / 2.5 / 0.79 at n = 4 / 8 / 12 / 16 / 24; complex128
-#: 2.4 / 2.5 / 1.5 / 0.93 at n = 4 / 8 / 12 / 16.
-QR_FORWARD_CROSSOVER_N = {"f": 16, "c": 12}
+# The rules call these kernels for stacks up to kernels.crossovers' *_FORWARD_STACK_MAX_N.
 
 _MODES = ("reduced", "complete", "r", "raw")
 

@@ -5,12 +5,11 @@ solve (Giles 2008), ``X = A^-1 B`` with ``B`` of shape (n, k)::
     pushforward  X_dot = A^-1 (B_dot - A_dot X)
     pullback     B_bar = A^-H X_bar,   A_bar = -B_bar X^H
 
-The pullback reuses the forward LU factorization: ``B_bar`` is one ``getrs`` with the
-conjugate-transposed factors (``trans=2``), never a new factorization and never an explicit
-inverse. The rule factors once in the forward pass, with ``scipy.linalg.lu_factor`` for one
-large matrix or ``kernels.lu.lu_factor_batched`` for a stack, and hands ``(lu, piv)`` to the
-pullback. A vector right-hand side ``b`` of shape (n,) is passed as ``b.reshape(n, 1)`` (a
-view); ``A_bar = -outer(B_bar, conj(x))`` is then the same formula.
+The pullback reuses the forward LU factorization (``kernels.lu.lu_factor_batched`` of a small
+stack): ``B_bar`` is a solve with the conjugate-transposed factors, never a new factorization
+and never an explicit inverse. A vector right-hand side ``b`` of shape (n,) is passed as
+``b.reshape(n, 1)`` (a view); ``A_bar = -outer(B_bar, conj(x))`` is then the same formula. Large
+matrices are the rule's business (``rules.linalg._systems``: LAPACK with the kept factors).
 
 inv (Giles 2008), ``Y = A^-1``::
 
@@ -31,7 +30,6 @@ mode algorithmic differentiation", Oxford NA report 08/01 (2008).
 
 import numpy as np
 
-from kernels._blas import getrs
 from kernels._jit import jit
 from kernels._smallmat import (
     _lanes,
@@ -44,17 +42,6 @@ from kernels._smallmat import (
     _negate_inplace,
     _store_inplace,
 )
-
-# Crossover sizes, measured on the 2-core dev box (float64, one BLAS thread, min of repeats):
-# the rule uses the compiled kernels for n <= these and the BLAS/LAPACK variants above them.
-# A stack (b = 1000) is compared with the plain numpy stacked formula, one matrix with the
-# variant below (whose Python overhead dominates at small n).
-# solve with k = n right-hand sides.
-SOLVE_CROSSOVER_N = 16  # stack: 3.5 vs 7.3 ms at n = 16, 21.7 vs 17.4 ms at n = 24
-SOLVE_SINGLE_CROSSOVER_N = 12  # one matrix: 4.6 vs 10.3 us at n = 8, 21 vs 14 us at n = 16
-INV_CROSSOVER_N = 4  # stack: 0.06 vs 0.11 ms at n = 4, 0.29 vs 0.20 ms at n = 8 (numpy matmul)
-INV_SINGLE_CROSSOVER_N = 4  # one matrix: 1.5 vs 2.0 us at n = 4, 4.3 vs 2.0 us at n = 8
-
 
 # --- solve ---------------------------------------------------------------------------------
 
@@ -130,34 +117,6 @@ def solve_pushforward_batched(lu, piv, X, A_dot, B_dot):
         _lu_solve_inplace(F, P, 0, nb, R)
         _store_inplace(R, t0, nb, X_dot)
     return X_dot
-
-
-def solve_pullback(lu, piv, X, X_bar):
-    """``solve_pullback_batched`` for one matrix: lu (n, n), piv (n,), X and X_bar (n, k)."""
-    A_bar, B_bar = solve_pullback_batched(lu[None], piv[None], X[None], X_bar[None])
-    return A_bar[0], B_bar[0]
-
-
-def solve_pushforward(lu, piv, X, A_dot, B_dot):
-    """``solve_pushforward_batched`` for one matrix: lu (n, n), piv (n,), X (n, k)."""
-    return solve_pushforward_batched(lu[None], piv[None], X[None], A_dot[None], B_dot[None])[0]
-
-
-def solve_pullback_lapack(lu, piv, X, X_bar):
-    """``solve_pullback`` for one large matrix: one ``getrs`` (trans=2) with the forward's LU.
-
-    ``(lu, piv)`` as returned by ``scipy.linalg.lu_factor`` (Fortran order avoids a copy);
-    ``X``, ``X_bar`` (n, k) or (n,). Returns ``(A_bar, B_bar)`` like ``X``'s dtype.
-    """
-    B_bar = getrs(lu, piv, X_bar, trans=2)
-    if X.ndim == 1:
-        return -np.outer(B_bar, X.conj()), B_bar
-    return -(B_bar @ X.conj().T), B_bar
-
-
-def solve_pushforward_lapack(lu, piv, X, A_dot, B_dot):
-    """``solve_pushforward`` for one large matrix: one ``getrs`` with the forward's LU."""
-    return getrs(lu, piv, B_dot - A_dot @ X)
 
 
 # --- inv -----------------------------------------------------------------------------------

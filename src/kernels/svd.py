@@ -84,11 +84,6 @@ __all__ = [
     "svdvals_pullback_batched",
 ]
 
-#: Largest ``max(m, n)`` sent to the loop kernels. Measured (2-core machine, 10000 float64 square
-#: matrices, pullback): loops 0.16 / 0.43 / 0.83 / 1.5 / 2.6 / 4.0 / 6.1 ms at n = 2 / 3 / 4 / 5 / 6
-#: / 7 / 8, against 1.6 / 2.1 / 2.3 / 3.2 / 3.1 / 4.2 / 4.6 ms for the BLAS path.
-_LOOPS_MAX = 6
-
 _SHAPES = (
     "{}: U and U_bar (b, m, k), s and s_bar (b, k), Vh and Vh_bar (b, k, n), A_dot (b, m, n), "
     "k = min(m, n)"
@@ -300,8 +295,8 @@ def _pushforward_loops(m, n):
 def _pullback_core_batched(mode):
     """Return :func:`_pullback_core_inplace` over a stack (BLAS path), compiled for one ``mode``.
 
-    ``mode`` must be a compile-time constant: with a run-time ``mode`` the pair loop runs 8x
-    slower (1.1 ms against 0.14 ms at n = 256).
+    ``mode`` must be a compile-time constant: with a run-time ``mode`` the pair loop runs
+    several times slower.
     """
 
     @jit
@@ -415,7 +410,7 @@ def _gauge_residual_loops(U, s, Vh, U_bar, Vh_bar, rtol, phase, rotation, null):
         null[p] = nul
 
 
-# --- BLAS path (orders above _LOOPS_MAX) -------------------------------------------------------
+# --- BLAS path (orders above kernels.crossovers.SVD_LOOPS_MAX_N) ---------------------------------
 
 
 @quiet
@@ -502,7 +497,7 @@ def svd_pullback_batched(U, s, Vh, U_bar, s_bar, Vh_bar, *, rtol=None):
     Vh_bar = np.zeros_like(Vh) if Vh_bar is None else Vh_bar
     s_bar = np.zeros_like(s) if s_bar is None else s_bar
     rtol = _resolve_rtol(rtol, m, n, s.dtype)
-    if not use_loops(max(m, n), _LOOPS_MAX):
+    if not use_loops(max(m, n), "SVD_LOOPS_MAX_N"):
         return _pullback_blas(U, s, Vh, U_bar, s_bar, Vh_bar, rtol)
     out = np.empty((b, m, n), dtype=U.dtype)
     _pullback_loops(m, n)(U, s, Vh, U_bar, s_bar, Vh_bar, rtol, out)
@@ -510,14 +505,14 @@ def svd_pullback_batched(U, s, Vh, U_bar, s_bar, Vh_bar, *, rtol=None):
 
 
 def svd_pullback(U, s, Vh, U_bar, s_bar, Vh_bar, *, rtol=None):
-    """Return ``A_bar`` (m, n) for one matrix (:func:`svd_pullback_batched`; 1.3 us not 2.9 at 4x4)."""
+    """Return ``A_bar`` (m, n) for one matrix (:func:`svd_pullback_batched`, without the stacking)."""
     m, n, k = U.shape[0], Vh.shape[-1], min(U.shape[0], Vh.shape[-1])
     # all three cotangents (the rules' one-matrix case) at a loop order: no batched wrapper
     if (
         U_bar is not None
         and s_bar is not None
         and Vh_bar is not None
-        and use_loops(max(m, n), _LOOPS_MAX)
+        and use_loops(max(m, n), "SVD_LOOPS_MAX_N")
         and U.shape == U_bar.shape == (m, k)
         and Vh.shape == Vh_bar.shape == (k, n)
         and s.shape == s_bar.shape == (k,)
@@ -535,7 +530,7 @@ def svd_pullback(U, s, Vh, U_bar, s_bar, Vh_bar, *, rtol=None):
 def svdvals_pullback_batched(U, Vh, s_bar):
     """Return ``A_bar = U diag(s_bar) Vh`` (b, m, n): the pullback of ``svdvals``, no division."""
     b, m, n = _dims("svdvals_pullback", U, None, Vh, s_bar=s_bar)
-    if not use_loops(max(m, n), _LOOPS_MAX):
+    if not use_loops(max(m, n), "SVD_LOOPS_MAX_N"):
         return _svdvals_pullback_blas(U, Vh, s_bar)
     out = np.empty((b, m, n), dtype=U.dtype)
     _svdvals_pullback_loops(m, n)(U, Vh, s_bar, out)
@@ -555,7 +550,7 @@ def svd_pushforward_batched(U, s, Vh, A_dot, *, rtol=None):
     """
     _, m, n = _dims("svd_pushforward", U, s, Vh, A_dot=A_dot)
     rtol = _resolve_rtol(rtol, m, n, s.dtype)
-    if not use_loops(max(m, n), _LOOPS_MAX):
+    if not use_loops(max(m, n), "SVD_LOOPS_MAX_N"):
         return _pushforward_blas(U, s, Vh, A_dot, rtol)
     U_dot, s_dot, Vh_dot = np.empty_like(U), np.empty_like(s), np.empty_like(Vh)
     _pushforward_loops(m, n)(U, s, Vh, A_dot, rtol, U_dot, s_dot, Vh_dot)

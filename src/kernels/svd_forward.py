@@ -47,13 +47,9 @@ from kernels._jit import jit
 from kernels._spectral import shape_error
 from kernels.eigh_forward import _phase_mul, _split
 
-__all__ = ["SVD_CROSSOVER_N", "svd_batched", "svdvals_batched"]
+__all__ = ["svd_batched", "svdvals_batched"]
 
-#: Largest ``max(m, n)``, by dtype kind, for which the rules send stacks to :func:`svd_batched`
-#: instead of numpy's LAPACK loop. Measured (1000 square matrices, one thread, LAPACK time /
-#: ours): float64 5.0 / 3.2 / 2.0 / 1.3 / 1.3 / 0.83 at n = 4 / 6 / 8 / 10 / 12 / 16;
-#: complex128 2.1 / 1.3 / 0.87 at n = 4 / 6 / 8.
-SVD_CROSSOVER_N = {"f": 12, "c": 6}
+# The rules call these kernels for stacks up to kernels.crossovers' *_FORWARD_STACK_MAX_N.
 
 _MAX_SWEEPS = 30
 

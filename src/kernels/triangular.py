@@ -23,9 +23,9 @@ an exception.
 
 Small systems run as one Numba loop over the stack (``solve_triangular_batched`` is the
 forward solve itself). The ``*_blas`` variants (one trsm through scipy) take over for large
-systems; measured on one matrix, float64, one BLAS thread: equal at n = k = 32 (23 us each),
-BLAS 2.4x faster at n = k = 64, while for a vector right-hand side (k = 1) the Numba kernel was
-still 1.7x faster at n = 128. Rule of thumb: BLAS from ``n * n * k >= 32**3``.
+systems, where ``n * n * k`` exceeds ``kernels.crossovers.SOLVE_TRIANGULAR_KERNEL_MAX_SIZE``:
+the size of the system, not ``n`` alone, decides (a vector right-hand side keeps the Numba
+kernel competitive to larger ``n``).
 """
 
 import numpy as np

@@ -7,8 +7,9 @@ f, *args, **kwargs)`` returns ``(y, y_dot)`` or ``None``. Register your own rule
 naming the function instead of returning ``None``.
 """
 
+# _packages first: it checks that tangents and kernels are this project's, not namesakes.
 # Rule sets, one sub-package per library covered: importing one registers its rules.
-from rules import arrays, fft, linalg, sparse  # noqa: F401  (imported for their registrations)
+from rules import _packages, arrays, fft, linalg, sparse  # noqa: F401  (imported for their side effects)
 from rules.core.definition import non_differentiable, scalar_rule
 from rules.core.registry import (
     defer,
@@ -28,6 +29,9 @@ defer("rules.signal", "scipy.signal")
 defer("rules.sparse.linalg", "scipy.sparse.linalg")
 # dask arrays: the rules that act matrix by matrix run chunk by chunk (rules.dask, on first use).
 lift_foreign("dask.array", "Array", "rules.dask")
+
+__tangent_algebra__ = True
+"""Marks this package as tangent-algebra's ``rules`` (PyPI's django-rules has the same name)."""
 
 __all__ = [
     "MissingRuleError",

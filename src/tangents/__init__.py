@@ -3,6 +3,7 @@
 Import everything from here; the submodules hold one concept each.
 """
 
+from tangents import arithmetic  # noqa: F401  (installs the operators of every tangent type)
 from tangents.accumulation import add_inplace
 from tangents.base import AbstractTangent
 from tangents.not_implemented import NotImplementedTangent, NotImplementedTangentError
@@ -18,6 +19,9 @@ from tangents.structured import (
 )
 from tangents.thunk import AbstractThunk, InplaceableThunk, Thunk, unthunk
 from tangents.zero import AbstractZero, NoTangent, ZeroTangent
+
+__tangent_algebra__ = True
+"""Marks this package as tangent-algebra's ``tangents`` (checked by ``rules`` when it imports it)."""
 
 __all__ = [
     "AbstractTangent",

@@ -2,11 +2,11 @@
 
 Operand kinds, highest precedence first::
 
-    NotImplementedTangent > NoTangent > ZeroTangent > Thunk/InplaceableThunk > Tangent > anything else
+    NotImplementedTangent > NoTangent > ZeroTangent > Thunk/InplaceableThunk > Tangent
+        > StructuredMatrix > anything else
 
-"Anything else" is an ndarray, a Python or numpy scalar, a structured matrix or a user's own
-tangent type; between two of those the ordinary Python operator runs. For each operator the
-highest-ranked operand decides:
+"Anything else" is an ndarray, a Python or numpy scalar or a user's own tangent type; between two
+of those the ordinary Python operator runs. For each operator the highest-ranked operand decides:
 
 ``+``
     NotImplementedTangent wins (the left one if both are). **NoTangent wins ``+``**:
@@ -32,6 +32,16 @@ highest-ranked operand decides:
 unary ``-`` and ``conj``
     Zeros and NotImplementedTangent map to themselves; ``-thunk`` is evaluated, ``conj(thunk)`` is
     a new lazy thunk; a Tangent maps componentwise.
+StructuredMatrix (``Diagonal``, ``Symmetric``, ``Hermitian``, the triangular ones)
+    ``+``/``-`` with the same structure keep it, with an ndarray or another structure give a
+    dense ndarray; ``*`` and ``/`` by a scalar and unary ``-``, ``conj`` keep the structure (a
+    complex multiple of a ``Hermitian`` is dense); ``@`` is computed from the structure
+    (:mod:`tangents.structured`). Anything else gives ``NotImplemented``, so that Python asks
+    the other operand (a user's type) before raising ``TypeError``.
+
+This module imports the tangent classes; :mod:`tangents.base` imports nothing of the package, and
+this module installs its operators into ``tangents.base.OPERATORS``, which the classes' dunder
+methods call: the dependency runs one way.
 """
 
 from __future__ import annotations
@@ -43,12 +53,14 @@ from typing import Any
 
 import numpy as np
 
+from tangents.base import OPERATORS, is_scalar
 from tangents.not_implemented import NotImplementedTangent
 from tangents.structural import Tangent, canonicalize, primal_components, rebuild_primal
+from tangents.structured import StructuredMatrix
 from tangents.thunk import AbstractThunk, Thunk, unthunk
 from tangents.zero import AbstractZero, NoTangent, ZeroTangent
 
-__all__ = ["add", "conj", "divide", "matmul", "multiply", "negative", "subtract"]
+__all__ = ["add", "conj", "divide", "is_scalar", "matmul", "multiply", "negative", "subtract"]
 
 
 # --- + ------------------------------------------------------------------------------------------
@@ -70,7 +82,16 @@ def add(a: Any, b: Any) -> Any:
         return _add_tangent(a, b) if isinstance(b, Tangent) else _add_primal(b, a)
     if isinstance(b, Tangent):
         return _add_primal(a, b)
+    if isinstance(a, StructuredMatrix) or isinstance(b, StructuredMatrix):
+        return _structured_binary(a, b, np.add)
     return operator.add(a, b)
+
+
+def _structured_binary(a: Any, b: Any, op: Callable[[Any, Any], Any]) -> Any:
+    """``op(a, b)`` (``+`` or ``-``) where one operand is a structured matrix."""
+    if isinstance(a, StructuredMatrix):
+        return a._binary(b, op, reflected=False)
+    return b._binary(a, op, reflected=True)
 
 
 def _add_tangent(a: Tangent, b: Tangent) -> Tangent:
@@ -149,15 +170,12 @@ def subtract(a: Any, b: Any) -> Any:
             raise TypeError("a Tangent can only be subtracted from (or subtract) another Tangent")
         _add_tangent(a, b)  # same checks as +
         return _combine(a, b, subtract)
+    if isinstance(a, StructuredMatrix) or isinstance(b, StructuredMatrix):
+        return _structured_binary(a, b, np.subtract)
     return operator.sub(a, b)
 
 
 # --- * ------------------------------------------------------------------------------------------
-
-
-def is_scalar(x: Any) -> bool:
-    """Whether ``x`` is a scalar that may scale a tangent: a number or a 0-d array."""
-    return isinstance(x, numbers.Number) or (isinstance(x, np.ndarray) and x.ndim == 0)
 
 
 def multiply(a: Any, b: Any) -> Any:
@@ -179,6 +197,10 @@ def multiply(a: Any, b: Any) -> Any:
                 f"a Tangent can only be scaled by a number, not multiplied by {type(s).__name__}"
             )
         return _map(t, lambda v: multiply(v, s) if t is a else multiply(s, v))
+    if isinstance(a, StructuredMatrix):
+        return a._scale(b, reflected=False)
+    if isinstance(b, StructuredMatrix):
+        return b._scale(a, reflected=True)
     return operator.mul(a, b)
 
 
@@ -206,6 +228,10 @@ def matmul(a: Any, b: Any) -> Any:
         return matmul(unthunk(a), unthunk(b))
     if isinstance(a, Tangent) or isinstance(b, Tangent):
         raise TypeError("a structural Tangent has no matrix product")
+    if isinstance(a, StructuredMatrix):
+        return a._product(b, reflected=False)
+    if isinstance(b, StructuredMatrix):
+        return b._product(a, reflected=True)
     return operator.matmul(a, b)
 
 
@@ -230,6 +256,10 @@ def divide(a: Any, b: Any) -> Any:
         if not is_scalar(b):
             raise TypeError(f"a Tangent can only be divided by a number, not by {type(b).__name__}")
         return _map(a, lambda v: divide(v, b))
+    if isinstance(b, StructuredMatrix):
+        return NotImplemented  # no division by a matrix
+    if isinstance(a, StructuredMatrix):
+        return a._divide(b)
     return operator.truediv(a, b)
 
 
@@ -244,6 +274,8 @@ def negative(a: Any) -> Any:
         return negative(unthunk(a))
     if isinstance(a, Tangent):
         return _map(a, negative)
+    if isinstance(a, StructuredMatrix):
+        return a._map(np.negative)
     return operator.neg(a)
 
 
@@ -255,6 +287,8 @@ def conj(a: Any) -> Any:
         return Thunk(lambda: conj(unthunk(a)))
     if isinstance(a, Tangent):
         return _map(a, conj)
+    if isinstance(a, StructuredMatrix):
+        return a._map(np.conj)
     if isinstance(a, np.ndarray | np.generic):
         return a if not np.iscomplexobj(a) else np.conj(a)
     if isinstance(a, numbers.Real):
@@ -262,3 +296,8 @@ def conj(a: Any) -> Any:
     if isinstance(a, numbers.Complex):
         return a.conjugate()
     return a.conj()
+
+
+OPERATORS.add, OPERATORS.subtract, OPERATORS.multiply = add, subtract, multiply
+OPERATORS.divide, OPERATORS.matmul = divide, matmul
+OPERATORS.negative, OPERATORS.conj = negative, conj

@@ -7,7 +7,10 @@ package add the symbolic zeros, lazy values and structural tangents that AD need
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
+
+import numpy as np
 
 
 class AbstractTangent:
@@ -15,8 +18,8 @@ class AbstractTangent:
 
     A tangent type represents a derivative (a perturbation) of a primal value. Rules are written
     only with the operations below, so any type that supports them flows through every rule with
-    a generic path without being converted to an ndarray (DESIGN.md section 2). The full
-    protocol, with the table of which rules run generically on a user's type and which need
+    an algebra path without being converted to an ndarray (DESIGN.md section 2). The full
+    protocol, with the table of which rules take a user's type on their algebra path and which need
     arrays, is ``docs/tangent-types.md``; ``tests/rules/test_tangent_protocol.py`` checks it.
 
     Operations a tangent type supports
@@ -58,56 +61,72 @@ class AbstractTangent:
     __array_ufunc__ = None
 
 
+def is_scalar(x: Any) -> bool:
+    """Whether ``x`` is a scalar that may scale a tangent: a number or a 0-d array."""
+    return isinstance(x, numbers.Number) or (isinstance(x, np.ndarray) and x.ndim == 0)
+
+
+class _Operators:
+    """The operator table the mixin below forwards to; :mod:`tangents.arithmetic` fills it.
+
+    The dependency runs one way: ``arithmetic`` imports the tangent classes (and this module)
+    and installs its functions here when it is imported (``tangents/__init__`` imports it), so
+    this module imports nothing of the package.
+    """
+
+    __slots__ = ("add", "conj", "divide", "matmul", "multiply", "negative", "subtract")
+
+
+OPERATORS = _Operators()
+
+
 class TangentArithmetic(AbstractTangent):
     """Mixin routing every operator of the library's own tangent types to :mod:`tangents.arithmetic`.
 
-    The whole precedence table lives in that one module; the methods here only forward to it.
+    The whole precedence table lives in that one module (through :data:`OPERATORS`); the
+    methods here only forward to it.
     """
 
     __slots__ = ()
 
     def __add__(self, other: Any) -> Any:
-        return arithmetic.add(self, other)
+        return OPERATORS.add(self, other)
 
     def __radd__(self, other: Any) -> Any:
-        return arithmetic.add(other, self)
+        return OPERATORS.add(other, self)
 
     def __sub__(self, other: Any) -> Any:
-        return arithmetic.subtract(self, other)
+        return OPERATORS.subtract(self, other)
 
     def __rsub__(self, other: Any) -> Any:
-        return arithmetic.subtract(other, self)
+        return OPERATORS.subtract(other, self)
 
     def __mul__(self, other: Any) -> Any:
-        return arithmetic.multiply(self, other)
+        return OPERATORS.multiply(self, other)
 
     def __rmul__(self, other: Any) -> Any:
-        return arithmetic.multiply(other, self)
+        return OPERATORS.multiply(other, self)
 
     def __truediv__(self, other: Any) -> Any:
-        return arithmetic.divide(self, other)
+        return OPERATORS.divide(self, other)
 
     def __rtruediv__(self, other: Any) -> Any:
-        return arithmetic.divide(other, self)
+        return OPERATORS.divide(other, self)
 
     def __matmul__(self, other: Any) -> Any:
-        return arithmetic.matmul(self, other)
+        return OPERATORS.matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Any:
-        return arithmetic.matmul(other, self)
+        return OPERATORS.matmul(other, self)
 
     def __neg__(self) -> Any:
-        return arithmetic.negative(self)
+        return OPERATORS.negative(self)
 
     def __pos__(self) -> Any:
         return self
 
     def conj(self) -> Any:
         """Complex conjugate (see :func:`tangents.arithmetic.conj`)."""
-        return arithmetic.conj(self)
+        return OPERATORS.conj(self)
 
     conjugate = conj
-
-
-# Imported last: arithmetic needs the subclasses, and they need the classes above.
-from tangents import arithmetic

@@ -58,7 +58,13 @@ from tangents.projectors import (
     TriangularProjector,
 )
 from tangents.structural import has_fields, primal_components
-from tangents.structured import Diagonal, StructuredMatrix, Symmetric, UpperTriangular
+from tangents.structured import (
+    Diagonal,
+    LowerTriangular,
+    StructuredMatrix,
+    Symmetric,
+    UpperTriangular,
+)
 from tangents.zero import AbstractZero
 
 __all__ = ["ProjectTo", "Projector", "tangent_dtype"]
@@ -94,7 +100,6 @@ def _structural(primal_type: type, components: tuple[Any, ...] | dict[Any, Any])
 
 
 _INEXACT = {np.dtype(t): np.dtype(t) for t in "efdgFDG"}
-_ndarray_fast_path = True  # turned off if a user registers a projector for np.ndarray itself
 
 
 def ProjectTo(x: Any) -> Callable[[Any], Any]:
@@ -112,22 +117,9 @@ def ProjectTo(x: Any) -> Callable[[Any], Any]:
     >>> project(np.ones(3) + 1j).dtype
     dtype('float32')
     """
-    if type(x) is np.ndarray and _ndarray_fast_path:  # the hot case, without dispatch
-        dtype = _INEXACT.get(x.dtype)
-        if dtype is not None:
-            return ArrayProjector(dtype, x.shape)
+    if type(x) is np.ndarray:  # the hot case: the table's own ndarray entry, no MRO dispatch
+        return _TABLE[np.ndarray](x)
     return _projector_for(x)
-
-
-def _register(cls: Any, func: Any = None) -> Any:
-    """Register ``func`` as the projector factory for primals of type ``cls`` (a decorator)."""
-    global _ndarray_fast_path
-    if cls is np.ndarray:
-        _ndarray_fast_path = False
-    return _projector_for.register(cls, func)
-
-
-ProjectTo.register = _register  # type: ignore[attr-defined]
 
 
 @functools.singledispatch
@@ -179,10 +171,17 @@ def _project_numpy_scalar(x: np.number[Any]) -> Projector:
 
 @_projector_for.register(np.ndarray)
 def _project_ndarray(x: np.ndarray) -> Projector:
-    dtype = tangent_dtype(x.dtype)
+    dtype = _INEXACT.get(x.dtype)
+    if dtype is None:
+        dtype = tangent_dtype(x.dtype)
     if dtype is None:
         return NoTangentProjector()
     return ArrayProjector(dtype, x.shape)
+
+
+ProjectTo.register = _projector_for.register  # type: ignore[attr-defined]
+_TABLE = _projector_for.registry
+"""The live table of projector factories, by exact type (a read-only view that registering updates)."""
 
 
 # --- composites ---
@@ -220,7 +219,8 @@ def _project_symmetric(x: Symmetric) -> Projector:
 
 
 @_projector_for.register(UpperTriangular)
-def _project_triangular(x: UpperTriangular) -> Projector:
+@_projector_for.register(LowerTriangular)
+def _project_triangular(x: UpperTriangular | LowerTriangular) -> Projector:
     dtype = _structured_dtype(x)
     return NoTangentProjector() if dtype is None else TriangularProjector(type(x), dtype, x.shape)
 

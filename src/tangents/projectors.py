@@ -21,7 +21,6 @@ from tangents.structured import (
     LowerTriangular,
     StructuredMatrix,
     Symmetric,
-    UpperTriangular,
 )
 from tangents.thunk import AbstractThunk, Thunk, unthunk
 from tangents.zero import AbstractZero, NoTangent, ZeroTangent
@@ -344,7 +343,7 @@ class TriangularProjector(Projector):
 
     __slots__ = ("dtype", "kind", "shape")
 
-    def __init__(self, kind: type[UpperTriangular], dtype: np.dtype[Any], shape: tuple[int, ...]):
+    def __init__(self, kind: type[StructuredMatrix], dtype: np.dtype[Any], shape: tuple[int, ...]):
         self.kind = kind
         self.dtype = dtype
         self.shape = shape

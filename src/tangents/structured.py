@@ -20,8 +20,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import blas
 
-from tangents.arithmetic import is_scalar
-from tangents.base import AbstractTangent
+from tangents.base import TangentArithmetic, is_scalar
 
 __all__ = [
     "Diagonal",
@@ -40,8 +39,14 @@ def _square_stack(A: Any, name: str) -> np.ndarray:
     return A
 
 
-class StructuredMatrix(AbstractTangent):
-    """Base of the structured matrices: the dense form, array protocol and shared operators."""
+class StructuredMatrix(TangentArithmetic):
+    """Base of the structured matrices: the dense form, the array protocol, the structured products.
+
+    The operators (``+``, ``-``, ``*``, ``/``, ``@``, unary ``-``, ``conj``) go through the one
+    arithmetic table, :mod:`tangents.arithmetic`, like every tangent type of the library; its
+    structured-matrix row calls the methods below (``_binary``, ``_scale``, ``_divide``,
+    ``_product``, ``_map``).
+    """
 
     __slots__ = ()
 
@@ -90,12 +95,6 @@ class StructuredMatrix(AbstractTangent):
         dense = self.dense()
         return dense if dtype is None else dense.astype(dtype, copy=False)
 
-    def conj(self) -> StructuredMatrix:
-        """Complex conjugate, same structure."""
-        return self._map(np.conj)
-
-    conjugate = conj
-
     @property
     def real(self) -> StructuredMatrix:
         """Real part, same structure."""
@@ -114,38 +113,17 @@ class StructuredMatrix(AbstractTangent):
             return NotImplemented
         return op(other, self.dense()) if reflected else op(self.dense(), other)
 
-    def __add__(self, other: Any) -> Any:
-        return self._binary(other, np.add, reflected=False)
-
-    def __radd__(self, other: Any) -> Any:
-        return self._binary(other, np.add, reflected=True)
-
-    def __sub__(self, other: Any) -> Any:
-        return self._binary(other, np.subtract, reflected=False)
-
-    def __rsub__(self, other: Any) -> Any:
-        return self._binary(other, np.subtract, reflected=True)
-
-    def __mul__(self, other: Any) -> Any:
-        if not is_scalar(other):
+    def _scale(self, s: Any, reflected: bool) -> Any:
+        """``self * s`` (``s * self`` when ``reflected``) for a scalar ``s``, same structure."""
+        if not is_scalar(s):
             return NotImplemented
-        return self._map(lambda data: data * other)
+        return self._map((lambda data: s * data) if reflected else (lambda data: data * s))
 
-    def __rmul__(self, other: Any) -> Any:
-        if not is_scalar(other):
+    def _divide(self, s: Any) -> Any:
+        """``self / s`` for a scalar ``s``, same structure."""
+        if not is_scalar(s):
             return NotImplemented
-        return self._map(lambda data: other * data)
-
-    def __truediv__(self, other: Any) -> Any:
-        if not is_scalar(other):
-            return NotImplemented
-        return self._map(lambda data: data / other)
-
-    def __neg__(self) -> StructuredMatrix:
-        return self._map(np.negative)
-
-    def __pos__(self) -> StructuredMatrix:
-        return self
+        return self._map(lambda data: data / s)
 
     def _matmul(self, other: np.ndarray) -> np.ndarray:
         """``self @ other`` for a dense ``other``; subclasses override with structured products."""
@@ -155,17 +133,13 @@ class StructuredMatrix(AbstractTangent):
         """``other @ self`` for a dense ``other``."""
         return other @ self.dense()
 
-    def __matmul__(self, other: Any) -> Any:
-        if isinstance(other, StructuredMatrix):
+    def _product(self, other: Any, reflected: bool) -> Any:
+        """``self @ other`` (``other @ self`` when ``reflected``) from the structure."""
+        if isinstance(other, StructuredMatrix) and not reflected:
             return other._rmatmul_structured(self)
         if not isinstance(other, np.ndarray) or other.dtype == object:
             return NotImplemented
-        return self._matmul(other)
-
-    def __rmatmul__(self, other: Any) -> Any:
-        if not isinstance(other, np.ndarray) or other.dtype == object:
-            return NotImplemented
-        return self._rmatmul(other)
+        return self._rmatmul(other) if reflected else self._matmul(other)
 
     def _rmatmul_structured(self, left: StructuredMatrix) -> Any:
         """``left @ self``: a diagonal on either side scales, otherwise the left one goes dense."""
@@ -236,14 +210,14 @@ class Diagonal(StructuredMatrix):
     def _matmul_structured(self, right: StructuredMatrix) -> Any:
         if isinstance(right, Diagonal):
             return Diagonal(self.diag * right.diag)
-        if isinstance(right, UpperTriangular | LowerTriangular):
+        if isinstance(right, _Triangular):
             return type(right)(self.diag[..., :, None] * right.data)
         return self._matmul(right.dense())
 
     def _rmatmul_structured(self, left: StructuredMatrix) -> Any:
         if isinstance(left, Diagonal):
             return left._matmul_structured(self)
-        if isinstance(left, UpperTriangular | LowerTriangular):
+        if isinstance(left, _Triangular):
             return type(left)(left.data * self.diag[..., None, :])
         return self._rmatmul(left.dense())
 
@@ -262,11 +236,11 @@ class _SquareStructured(StructuredMatrix):
         return self.A
 
 
-class UpperTriangular(_SquareStructured):
-    """The upper triangle of ``A`` (``(..., n, n)``); entries below the diagonal are zero."""
+class _Triangular(_SquareStructured):
+    """Shared code of the two triangular structures; ``_lower`` says which triangle is kept."""
 
     __slots__ = ()
-    _lower = False
+    _lower: bool
 
     def dense(self) -> np.ndarray:
         """The dense matrix, zeros in the other triangle."""
@@ -316,7 +290,14 @@ class UpperTriangular(_SquareStructured):
         return super()._rmatmul_structured(left)
 
 
-class LowerTriangular(UpperTriangular):
+class UpperTriangular(_Triangular):
+    """The upper triangle of ``A`` (``(..., n, n)``); entries below the diagonal are zero."""
+
+    __slots__ = ()
+    _lower = False
+
+
+class LowerTriangular(_Triangular):
     """The lower triangle of ``A`` (``(..., n, n)``); entries above the diagonal are zero."""
 
     __slots__ = ()
@@ -393,17 +374,12 @@ class Hermitian(Symmetric):
         """The transpose of a Hermitian matrix is its conjugate, also Hermitian."""
         return self.conj()
 
-    def __mul__(self, other: Any) -> Any:
-        if is_scalar(other) and np.iscomplexobj(other):
-            return self.dense() * other  # a complex multiple is no longer Hermitian
-        return super().__mul__(other)
+    def _scale(self, s: Any, reflected: bool) -> Any:
+        if is_scalar(s) and np.iscomplexobj(s):  # a complex multiple is no longer Hermitian
+            return s * self.dense() if reflected else self.dense() * s
+        return super()._scale(s, reflected)
 
-    def __rmul__(self, other: Any) -> Any:
-        if is_scalar(other) and np.iscomplexobj(other):
-            return other * self.dense()
-        return super().__rmul__(other)
-
-    def __truediv__(self, other: Any) -> Any:
-        if is_scalar(other) and np.iscomplexobj(other):
-            return self.dense() / other
-        return super().__truediv__(other)
+    def _divide(self, s: Any) -> Any:
+        if is_scalar(s) and np.iscomplexobj(s):
+            return self.dense() / s
+        return super()._divide(s)

@@ -81,3 +81,29 @@ def test_the_slogdet_pushforward_row_lines_up_with_its_reference():
     for size in (Size(4), Size(4, batch=3)):
         row = run_case(case, size, budget=0.01)
         assert row.status == "ok", row.message
+
+
+def test_the_timed_pullback_is_the_checked_one(monkeypatch):
+    from bench import harness
+
+    real_rrule, made = harness.rrule, []
+
+    def counting_rrule(f, *args, **kwargs):
+        y, pullback = real_rrule(f, *args, **kwargs)
+
+        def counted(y_bar):
+            counted.calls += 1
+            return pullback(y_bar)
+
+        counted.calls = 0
+        made.append(counted)
+        return y, counted
+
+    monkeypatch.setattr(harness, "rrule", counting_rrule)
+    inputs = MATMUL_PULLBACK.inputs(Size(4), np.random.default_rng(0))
+    inputs.output = MATMUL_PULLBACK.forward(inputs)
+    callables, _, _ = harness._ours(MATMUL_PULLBACK, inputs)
+    assert len(made) == 1  # one rrule call so far: the checked one
+    callables["ours"]()
+    assert len(made) == 1
+    assert made[0].calls == 2  # the timed call reused the checked pullback

@@ -92,7 +92,7 @@ def test_dot_product_links_pullback_and_pushforward(spd, rand, hermitian, tol, i
     assert lhs == pytest.approx(rhs, rel=10 * tol["rtol"], abs=10 * tol["atol"])
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 5])  # the specialised sizes and the generic path
+@pytest.mark.parametrize("n", [2, 3, 4, 5])  # the specialised sizes and the loop for any size
 def test_batched_equals_per_matrix(spd, rand, hermitian, n):
     L = np.stack([np.linalg.cholesky(spd(n)) for _ in range(3)])
     L_bar = rand(3, n, n)

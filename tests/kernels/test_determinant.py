@@ -6,7 +6,7 @@ import pytest
 import scipy.linalg
 from numpy.testing import assert_allclose, assert_array_equal
 
-from kernels import determinant
+from kernels import crossovers
 from kernels.determinant import (
     adjugate_lapack,
     det_pullback,
@@ -278,7 +278,7 @@ def test_det_and_slogdet_kernels_reject_mismatched_shapes():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 def test_inverse_from_the_lu_either_way(rng, monkeypatch, dtype):
-    # getri below INVERSE_GETRS_MIN_N, getrs on the identity above: the same inverse
+    # getri up to crossovers.DET_GETRI_MAX_N, getrs on the identity above: the same inverse
     A = rand(rng, (5, 5), dtype) + 3 * np.eye(5)
     lu, piv = scipy.linalg.lu_factor(A)
     det_bar, sign = rand(rng, (), dtype), np.linalg.slogdet(A)[0]
@@ -287,7 +287,7 @@ def test_inverse_from_the_lu_either_way(rng, monkeypatch, dtype):
         slogdet_pullback_lapack(lu, piv, sign, det_bar, 0.7),
         adjugate_lapack(A, lu, piv),
     ]
-    monkeypatch.setattr(determinant, "INVERSE_GETRS_MIN_N", 1)
+    monkeypatch.setattr(crossovers, "DET_GETRI_MAX_N", 0)
     got = [
         det_pullback_lapack(A, lu, piv, det_bar),
         slogdet_pullback_lapack(lu, piv, sign, det_bar, 0.7),

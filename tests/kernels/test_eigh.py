@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kernels import _spectral
+from kernels import _spectral, crossovers
 from kernels.eigh import (
     eigh_gauge_residual,
     eigh_gauge_residual_batched,
@@ -25,7 +25,7 @@ RTOL = {np.float64: 1e-12, np.float32: 2e-5, np.complex128: 1e-12}
 def path(request, monkeypatch):
     """Run a test through the loop kernels and through the BLAS path (tiny n either way)."""
     if request.param == "blas":
-        monkeypatch.setattr(_spectral, "SMALL_N_MAX", 0)
+        monkeypatch.setattr(crossovers, "EIGH_LOOPS_MAX_N", 0)
     return request.param
 
 

@@ -4,7 +4,7 @@ from numpy.testing import assert_allclose
 
 from kernels.products import matmul_pullback_batched, matmul_pushforward_batched
 
-# (m, k, n): the specialised square sizes 2, 3, 4, and the generic path
+# (m, k, n): the specialised square sizes 2, 3, 4, and the loop for any size
 SHAPES = [(2, 2, 2), (3, 3, 3), (4, 4, 4), (2, 5, 3), (1, 1, 6)]
 
 

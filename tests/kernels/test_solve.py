@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-import scipy.linalg
 from numpy.testing import assert_allclose, assert_array_equal
 
 from kernels.lu import lu_factor_batched
@@ -11,12 +10,8 @@ from kernels.solve import (
     inv_pushforward,
     inv_pushforward_batched,
     inv_pushforward_blas,
-    solve_pullback,
     solve_pullback_batched,
-    solve_pullback_lapack,
-    solve_pushforward,
     solve_pushforward_batched,
-    solve_pushforward_lapack,
 )
 
 DTYPES = [np.float64, np.float32, np.complex128]
@@ -44,6 +39,17 @@ def rtol(dtype):
 
 def H(x):
     return x.conj().swapaxes(-1, -2)
+
+
+def solve_pullback(lu, piv, X, X_bar):
+    """The batched pullback kernel on a stack of one matrix."""
+    A_bar, B_bar = solve_pullback_batched(lu[None], piv[None], X[None], X_bar[None])
+    return A_bar[0], B_bar[0]
+
+
+def solve_pushforward(lu, piv, X, A_dot, B_dot):
+    """The batched pushforward kernel on a stack of one matrix."""
+    return solve_pushforward_batched(lu[None], piv[None], X[None], A_dot[None], B_dot[None])[0]
 
 
 def factor(A):
@@ -76,10 +82,6 @@ def test_solve_vector_rhs_as_column(rng, dtype):
     b_ref = np.linalg.solve(H(A), x_bar)
     assert_allclose(b_bar[:, 0], b_ref, rtol=1e-12)
     assert_allclose(A_bar, -np.outer(b_ref, x.conj()), rtol=1e-12)
-    A_bar_l, b_bar_l = solve_pullback_lapack(*scipy.linalg.lu_factor(A), x, x_bar)
-    assert b_bar_l.shape == (4,)
-    assert_allclose(b_bar_l, b_ref, rtol=1e-12)
-    assert_allclose(A_bar_l, A_bar, rtol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
@@ -110,27 +112,6 @@ def test_solve_pullback_is_adjoint_of_pushforward(rng, dtype):
     assert X_dot.dtype == dtype
     lhs = inner(A_bar, A_dot) + inner(B_bar, B_dot)
     assert_allclose(lhs, inner(X_bar, X_dot), rtol=rtol(dtype) * 10)
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_solve_lapack_variants_reuse_scipy_factors(rng, dtype):
-    A, B = well_conditioned(rng, 5, dtype), rand(rng, (5, 2), dtype)
-    A_dot, B_dot, X_bar = (
-        rand(rng, (5, 5), dtype),
-        rand(rng, (5, 2), dtype),
-        rand(rng, (5, 2), dtype),
-    )
-    X = np.linalg.solve(A, B)
-    lu, piv = scipy.linalg.lu_factor(A)
-    tol = {"rtol": rtol(dtype) * 10, "atol": rtol(dtype) * 10}
-    for got, want in zip(
-        solve_pullback_lapack(lu, piv, X, X_bar), solve_pullback(*factor(A), X, X_bar), strict=True
-    ):
-        assert got.dtype == dtype
-        assert_allclose(got, want, **tol)
-    X_dot = solve_pushforward_lapack(lu, piv, X, A_dot, B_dot)
-    assert X_dot.dtype == dtype
-    assert_allclose(X_dot, solve_pushforward(*factor(A), X, A_dot, B_dot), **tol)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

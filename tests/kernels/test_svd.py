@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kernels import _spectral
+from kernels import _spectral, crossovers
 from kernels.svd import (
     svd_gauge_residual,
     svd_gauge_residual_batched,
@@ -24,7 +24,7 @@ SHAPES = [(4, 4), (5, 3), (3, 5)]  # square, tall, wide
 def path(request, monkeypatch):
     """Run a test through the loop kernels and through the BLAS path (tiny sizes either way)."""
     if request.param == "blas":
-        monkeypatch.setattr(_spectral, "SMALL_N_MAX", 0)
+        monkeypatch.setattr(crossovers, "SVD_LOOPS_MAX_N", 0)
     return request.param
 
 

@@ -4,7 +4,7 @@
 protocol, logs each one applied to it, and fails the test on any conversion to an ndarray
 (``__array__``, the array interfaces, iteration, indexing, ``len``, ``bool``, ``float``, in-place
 writes) and on reading ``.dtype`` or ``.ndim``, which the protocol does not promise. Every rule
-the docs list as generic must run on it with no conversion, log exactly the documented
+the docs list under the algebra path must run on it with no conversion, log exactly the documented
 operations, and agree with the same rule on the plain array; every rule listed as needing
 arrays must raise a ``TypeError`` naming itself. The tables are read from the docs page, and
 every rule the library registers must be in one of them (or be non-differentiable), so the page
@@ -94,7 +94,7 @@ def _as_case(c):
 
 
 # function -> argument tuples (or case(...)) on which its pullback (and, where the docs say so,
-# its pushforward) runs the generic path
+# its pushforward) runs the algebra path
 
 GENERIC_CASES = {
     np.matmul: [(_real(3, 4), _real(4, 2)), (_complex(3, 4), _complex(4, 2))],
@@ -188,7 +188,7 @@ def documented_functions(heading):
     return {resolve(name) for names, _ in docs_table(heading) for name in names}
 
 
-# --- generic pullbacks: no conversion, the documented operations, the dense result -------------
+# --- algebra-path pullbacks: no conversion, the documented operations, the dense result -------
 
 
 def _leaves(x):
@@ -243,20 +243,20 @@ def recorded_pullback(f, c):
     return set(log)
 
 
-GENERIC_PULLBACKS = documented_operations("Generic pullbacks")
-GENERIC_PUSHFORWARDS = documented_operations("Generic pushforwards")
+ALGEBRA_PULLBACKS = documented_operations("Algebra-path pullbacks")
+ALGEBRA_PUSHFORWARDS = documented_operations("Algebra-path pushforwards")
 
 
 @pytest.mark.parametrize("f", list(GENERIC_CASES), ids=lambda f: f.__name__)
-def test_generic_pullback(f):
+def test_algebra_path_pullback(f):
     operations = set()
     for c in GENERIC_CASES[f]:
         operations |= recorded_pullback(f, _as_case(c))
-    assert operations == GENERIC_PULLBACKS[f], "the docs table lists other operations"
+    assert operations == ALGEBRA_PULLBACKS[f], "the docs table lists other operations"
 
 
-def test_every_documented_generic_pullback_has_cases():
-    assert set(GENERIC_PULLBACKS) == set(GENERIC_CASES)
+def test_every_documented_algebra_path_pullback_has_cases():
+    assert set(ALGEBRA_PULLBACKS) == set(GENERIC_CASES)
 
 
 def test_a_structured_primal_meets_the_type_s_own_matmul():
@@ -627,20 +627,20 @@ def _dense(t):
     return t
 
 
-@pytest.mark.parametrize("f", list(GENERIC_PUSHFORWARDS), ids=lambda f: f.__name__)
-def test_generic_pushforward(f):
+@pytest.mark.parametrize("f", list(ALGEBRA_PUSHFORWARDS), ids=lambda f: f.__name__)
+def test_algebra_path_pushforward(f):
     operations = set()
     for c in map(_as_case, GENERIC_CASES[f]):
         if c.at is None:  # a cotangent of one output of several: no pushforward case
             operations |= recorded_pushforward(f, c)
-    assert operations == GENERIC_PUSHFORWARDS[f], "the docs table lists other operations"
+    assert operations == ALGEBRA_PUSHFORWARDS[f], "the docs table lists other operations"
 
 
 @pytest.mark.parametrize(("f", "name", "c"), list(_all_cases()), ids=_ids)
 def test_every_other_pushforward_refuses_a_tangent_type_by_name(f, name, c):
     tangents = (NoTangent(), *(_tangent_of(x, []) for x in c.args))
     pattern = rf"(?i)\b{name}('s)? (frule|pushforward|rules)"
-    if f in GENERIC_PUSHFORWARDS:
+    if f in ALGEBRA_PUSHFORWARDS:
         try:
             frule(tangents, f, *c.args, **c.kwargs)
         except TypeError as error:  # a case outside the documented condition
@@ -658,7 +658,7 @@ def _non_differentiable(f):
 
 
 def test_every_rule_of_the_library_is_in_the_docs():
-    documented = documented_functions("Generic pullbacks") | documented_functions(
+    documented = documented_functions("Algebra-path pullbacks") | documented_functions(
         "Pullbacks that need an ndarray"
     )
     missing = [
@@ -670,7 +670,8 @@ def test_every_rule_of_the_library_is_in_the_docs():
 
 
 @pytest.mark.parametrize(
-    "heading", ["Generic pullbacks", "Generic pushforwards", "Pullbacks that need an ndarray"]
+    "heading",
+    ["Algebra-path pullbacks", "Algebra-path pushforwards", "Pullbacks that need an ndarray"],
 )
 def test_every_name_in_the_docs_is_a_rule(heading):
     assert documented_functions(heading) <= set(_registered_rules())
@@ -685,7 +686,7 @@ def test_the_abstract_tangent_docstring_states_the_same_operations():
     lines = DOCS.read_text().split("## The operations")[1].split("\n## ")[0].splitlines()
     rows = [line for line in lines if line.startswith("| `")]
     operations = {op for row in rows for op in re.findall(r"`([^`]+)`", row.split("|")[1])}
-    documented = set().union(*GENERIC_PULLBACKS.values(), *GENERIC_PUSHFORWARDS.values())
+    documented = set().union(*ALGEBRA_PULLBACKS.values(), *ALGEBRA_PUSHFORWARDS.values())
     assert documented <= operations  # the rule tables use only the protocol's operations
     docstring = " ".join(AbstractTangent.__doc__.split())
     for op in operations - {"t.shape"}:

@@ -368,6 +368,26 @@ def test_users_register_their_own_projectors():
     assert repr(project) == "ProjectTo(Celsius)"
 
 
+def test_a_projector_registered_for_ndarray_itself_replaces_the_hot_path():
+    from tangents import projection
+
+    library = projection._TABLE[np.ndarray]
+    seen = []
+
+    @ProjectTo.register(np.ndarray)
+    def _(x):
+        seen.append(x.shape)
+        return library(x)
+
+    try:
+        assert ProjectTo(np.zeros((2, 3))).shape == (2, 3)
+        assert seen == [(2, 3)]  # the ndarray entry of the table ran, not a private copy of it
+    finally:
+        ProjectTo.register(np.ndarray, library)
+    ProjectTo(np.zeros(4))
+    assert seen == [(2, 3)]
+
+
 def test_projectors_store_no_primal_values():
     big = np.zeros((50, 50))
     for project in (ProjectTo(big), ProjectTo(Symmetric(big)), ProjectTo(Diagonal(big[0]))):

@@ -5,6 +5,8 @@
 * :mod:`rules.core.definition`: ``scalar_rule`` and ``non_differentiable``, rules declared as data.
 * :mod:`rules.core.options`: numpy-style signatures (options after the array arguments).
 * :mod:`rules.core.cotangents`: cotangents that a pullback needs as plain ndarrays.
+* :mod:`rules.core.dispatch`: the one dispatch helper (algebra, array-formula or kernel path),
+  the kernel path's single gate, and the reading of the crossover table ``kernels.crossovers``.
 * :mod:`rules.core.broadcasting`: undoing numpy broadcasting in a cotangent.
 * :mod:`rules.core.linear_frules`: the frule of a function linear in its first argument.
 """

@@ -1,6 +1,6 @@
 """Helpers for pullbacks that need their cotangent as a plain ndarray.
 
-The generic path of a rule uses only the tangent algebra, so any tangent type flows through it.
+The algebra path of a rule uses only the tangent algebra, so any tangent type flows through it.
 Rules that need elementwise access (indexing, elementwise products, reductions over axes) call
 :func:`as_array_cotangent`: ndarrays, numbers, the library's structured matrices and sparse
 arrays become ndarrays; any other type raises ``TypeError`` naming the operation, instead of
@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from rules.core.dispatch import KERNEL_DTYPES  # re-exported: the dtypes of the kernel path
 from tangents import (
     AbstractThunk,
     AbstractZero,
@@ -29,12 +30,10 @@ __all__ = [
     "as_array_cotangent",
     "check_shape",
     "conj",
-    "is_kernel_array",
     "is_user_tangent",
     "missing_operation",
 ]
 
-KERNEL_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.complex128))
 
 _LIBRARY_TANGENTS = (
     np.ndarray,
@@ -99,14 +98,9 @@ def is_user_tangent(dx: Any) -> bool:
     library's symbolic tangents (zeros, thunks, ``NotImplementedTangent``, ``Tangent``); subclasses
     of ``AbstractTangent`` defined outside the library count as user types. Rules whose ndarray path
     uses numpy functions but whose math is also a tangent operation (``np.transpose`` of the last
-    two axes is ``.mT``) take such a type down the generic path instead of refusing it.
+    two axes is ``.mT``) take such a type down the algebra path instead of refusing it.
     """
     return not isinstance(dx, _LIBRARY_TANGENTS) and not sp.issparse(dx)
-
-
-def is_kernel_array(*arrays: Any) -> bool:
-    """Whether every argument is an ndarray of a dtype the Numba kernels are compiled for."""
-    return all(type(a) is np.ndarray and a.dtype in KERNEL_DTYPES for a in arrays)
 
 
 def conj(x: Any) -> Any:

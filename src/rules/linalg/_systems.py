@@ -38,11 +38,12 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lapack
 
+from kernels import crossovers
 from kernels import lu as klu
-from kernels import solve as ksolve
 from kernels.triangular import solve_triangular_batched
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent, conj
+from rules.core.dispatch import kernel_array
 from rules.linalg._stacks import adjoint
 
 __all__ = [
@@ -59,22 +60,10 @@ __all__ = [
     "kernel_array",
     "lapack_functions",
     "linalg_dtypes",
+    "potrf_factor",
     "read_matrix",
     "singular_error",
 ]
-
-SMALL_STACK_N = ksolve.SOLVE_CROSSOVER_N
-"""Stacks of matrices up to this order are factored and solved by the batched kernels."""
-
-GUFUNC_STACK_MAX_N = 32
-"""Stacks of LU kind above ``SMALL_STACK_N`` and up to this order use :class:`GufuncLU`.
-
-Measured (float64, one BLAS thread, min of 9 interleaved, k = 2 right-hand sides; rrule forward
-plus pullback, per-matrix LAPACK with kept factors -> GufuncLU, and ``np.linalg.solve`` alone in
-the same run): 4000 x 17 x 17: 67.5 -> 21.9 ms (np.linalg.solve 18.5 ms); 4000 x 24 x 24: 96.3
--> 81.7 ms (33.6 ms); 2000 x 32 x 32: 69.2 -> 61.2 ms (25.8 ms); 200 x 64 x 64: 16.5 -> 22.0 ms
-(9.3 ms). At n = 64 the refactorization in the pullback costs more than the Python loop saves.
-"""
 
 _WORK = {
     np.dtype(np.float32): np.dtype(np.float32),
@@ -140,17 +129,6 @@ def cast(x: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
     if x.dtype.kind == "c" and dtype.kind != "c":
         x = x.real
     return x.astype(dtype)
-
-
-def kernel_array(x: np.ndarray) -> np.ndarray:
-    """``x`` C-contiguous and writable, copied only when it is not.
-
-    Numba compiles a read-only array as a different type from a writable one, so a read-only
-    view (``np.broadcast_to``, a frozen input) reaching a kernel would cost a compilation.
-    """
-    if x.flags.c_contiguous and x.flags.writeable:
-        return x
-    return np.array(x, order="C")
 
 
 def singular_error(name: str, shape: tuple[int, ...], what: str = "singular") -> Exception:
@@ -361,8 +339,8 @@ def lapack_functions(names: tuple[str, ...], dtype: np.dtype[Any]) -> tuple[Any,
 class LapackLU:
     """``A = P L U`` per matrix by LAPACK ``getrf`` (scipy.linalg.lu_factor format).
 
-    Also the path for one small matrix: scipy's wrappers cost about 0.6 us a call, less than a
-    kernel dispatch.
+    Also the path for one small matrix: a scipy wrapper's call costs less than a kernel
+    dispatch there (bench case ``solve.pullback`` at n = 4).
     """
 
     __slots__ = ("factors", "getrs", "info")
@@ -393,7 +371,7 @@ class GufuncLU:
     ``np.linalg.solve`` loops over the stack in C (LAPACK ``gesv`` per matrix), where a Python loop
     over scipy's ``getrf``/``getrs`` wrappers pays a few microseconds per matrix and call: more
     than factoring a 17 x 17 matrix. numpy returns no LU, so every solve factors again (the
-    pullback's ``A^{-H}``, too); up to :data:`GUFUNC_STACK_MAX_N` that is still faster. A singular
+    pullback's ``A^{-H}``, too); up to ``kernels.crossovers.SOLVE_GUFUNC_STACK_MAX_N`` that is still faster. A singular
     matrix is found by the solve, which raises ``LinAlgError`` naming the function and the shape.
     """
 
@@ -432,6 +410,28 @@ class BatchedCholesky:
             return conj(self.solve(conj(B), 0))
         Y = solve_triangular_batched(self.L, B, True, 0, False)  # L^-1 B
         return solve_triangular_batched(self.L, Y, True, 2, False)  # L^-H L^-1 B
+
+
+_POTRF = {
+    np.dtype(np.float64): lapack.dpotrf,
+    np.dtype(np.float32): lapack.spotrf,
+    np.dtype(np.complex128): lapack.zpotrf,
+}
+
+
+def potrf_factor(A: np.ndarray, lower: bool) -> np.ndarray | None:
+    """The lower (or upper) Cholesky factor of one C-ordered matrix by LAPACK ``potrf``, or ``None``.
+
+    The kernel path of a Cholesky forward pass: ``A`` must pass
+    :func:`rules.core.dispatch.kernel_eligible`. ``None`` when ``potrf`` fails (``info > 0``), so
+    that the caller's array-formula path words the error. LAPACK sees the C-order ``A`` as the
+    Fortran-order ``M = A^T``, whose upper triangle is ``A``'s lower one. Factoring ``M``'s upper
+    triangle, ``M = U^H U``, gives ``A = L L^H`` with ``L = U^T`` (for complex too: that ``M`` is
+    ``conj(A)``). So ``A``'s lower factor is the transpose of LAPACK's upper one, a C-order view;
+    the upper factor likewise. ``A`` is copied, not overwritten.
+    """
+    c, info = _POTRF[A.dtype](A.T, lower=not lower, clean=1)
+    return c.T if info == 0 else None
 
 
 class LapackCholesky:
@@ -493,12 +493,15 @@ def is_small(A: np.ndarray) -> bool:
 
     One matrix never does: LAPACK through scipy's wrappers is faster there at every size.
     """
-    return A.shape[0] > 1 and A.shape[-1] <= SMALL_STACK_N
+    return A.shape[0] > 1 and A.shape[-1] <= crossovers.SOLVE_STACK_MAX_N
 
 
 def is_mid_size(A: np.ndarray) -> bool:
     """Whether the stack ``A`` (s, n, n) is solved by :class:`GufuncLU` (LU kind only)."""
-    return A.shape[0] > 1 and SMALL_STACK_N < A.shape[-1] <= GUFUNC_STACK_MAX_N
+    n = A.shape[-1]
+    return (
+        A.shape[0] > 1 and crossovers.SOLVE_STACK_MAX_N < n <= crossovers.SOLVE_GUFUNC_STACK_MAX_N
+    )
 
 
 def factor(name: str, A: np.ndarray, kind: str = "lu", shape: Any = None) -> Factorization:

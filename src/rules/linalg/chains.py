@@ -13,7 +13,7 @@ powering, so ``A^n`` costs ``O(log n)`` products forward and back instead of the
 :math:`\bar A = \sum_{k=0}^{n-1} (A^H)^k \bar Y (A^H)^{n-1-k}`. The pushforwards run the sequence
 forward with :math:`\dot C = \dot X Y + X \dot Y`.
 
-Generic path: only ``@``, ``+``, unary ``-`` and :func:`rules.linalg._stacks.adjoint`, so any
+Algebra path: only ``@``, ``+``, unary ``-`` and :func:`rules.linalg._stacks.adjoint`, so any
 cotangent type with ``@`` flows through (a low-rank cotangent of ``multi_dot`` stays low rank and
 makes the pullback cheaper), and so does a tangent type through the pushforwards; a vector first or
 last factor of ``multi_dot`` needs an array (co)tangent (it is reshaped). Kernel path:
@@ -36,9 +36,11 @@ from typing import Any
 
 import numpy as np
 
+from kernels import crossovers
 from kernels import products as kproducts
 from kernels import solve as ksolve
-from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent, is_user_tangent
+from rules.core.cotangents import as_array_cotangent, is_user_tangent
+from rules.core.dispatch import kernel_eligible
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import (
@@ -49,7 +51,7 @@ from rules.linalg._stacks import (
     square_matrices,
     unstack,
 )
-from rules.linalg.products import KERNEL_MAX_ORDER, _matmul
+from rules.linalg.products import _matmul
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 # --- np.linalg.multi_dot -------------------------------------------------------------------------
@@ -244,8 +246,8 @@ def _power_program(n: int) -> tuple[list[tuple[int, int]], int]:
 
 
 def _small_matrices(X: np.ndarray) -> bool:
-    """A stack of matrices at most ``KERNEL_MAX_ORDER`` on a side (all operands share its shape)."""
-    return X.ndim >= 3 and X.shape[-1] <= KERNEL_MAX_ORDER
+    """A stack of matrices at most ``crossovers.MATMUL_STACK_MAX_N`` on a side (one shape for all)."""
+    return X.ndim >= 3 and X.shape[-1] <= crossovers.MATMUL_STACK_MAX_N
 
 
 def _inverse(name: str, A: np.ndarray) -> np.ndarray:
@@ -313,7 +315,7 @@ def _in_dtype_of(B: np.ndarray, X: Any) -> Any:
     projected onto ``A``'s tangent space anyway, and with a real ``B`` the rule commutes with
     taking the real part.
     """
-    if type(X) is not np.ndarray or B.dtype not in KERNEL_DTYPES or X.dtype == B.dtype:
+    if type(X) is not np.ndarray or not kernel_eligible(B) or X.dtype == B.dtype:
         return X
     if np.iscomplexobj(X) and not np.iscomplexobj(B):
         X = X.real
@@ -392,7 +394,7 @@ def matrix_power_frule(tangents: tuple[Any, Any, Any], a: Any, n: int) -> tuple[
     if n == 0:
         return np.linalg.matrix_power(A, 0), ZeroTangent()
     A_dot = unthunk(tangents[1])
-    if not is_user_tangent(A_dot):  # a user's tangent type takes the generic path: @, +, -
+    if not is_user_tangent(A_dot):  # a user's tangent type takes the algebra path: @, +, -
         A_dot = as_array_cotangent(A_dot, f"{name}'s frule")
     B = np.ascontiguousarray(_inverse(name, A) if n < 0 else A)
     A_dot = _in_dtype_of(B, A_dot)

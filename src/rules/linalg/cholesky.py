@@ -16,18 +16,24 @@ where :math:`\Phi` keeps the lower triangle and halves the (real part of the) di
 
 Conventions: the input is read as a symmetric (Hermitian) matrix, so its cotangent is the
 symmetric ``sym(G)`` (DESIGN.md section 3, as JAX and PyTorch do) and forward tangents are
-symmetrised first. Kernel path: stacks of matrices below ``kernels.cholesky.PULLBACK_BLOCKED_MIN_N``
-go through one batched compiled call; larger ones through the blocked level-3 BLAS algorithm
-(no explicit inverse). The generic path (other dtypes and cotangent types) uses the formula with
-triangular solves; the formula needs elementwise access (``Phi``), so cotangents must be arrays.
+symmetrised first.
 
-The forward factorization of one small float64/float32/complex128 matrix calls LAPACK's
-``?potrf`` directly (numpy's own wrapper costs about 4 us at n = 4, LAPACK 0.7 us); it reads the
-same triangle as numpy and agrees with it to rounding. A C-contiguous stack of such matrices up to
-``kernels.cholesky_factor.FORWARD_MAX_N`` is factored in one compiled call
-(``cholesky_factor_batched``: same triangle, NaN in gives NaN out, a failed pivot raises
-``LinAlgError``). Other stacks, other dtypes and failures of the single path go through
-``np.linalg.cholesky``, whose errors and NaN results the rules keep.
+Paths (chosen by :func:`rules.core.dispatch.paths`):
+
+* algebra path: none; the formula needs elementwise access (``Phi``), so cotangents must be
+  arrays (:func:`rules.core.cotangents.as_array_cotangent`; other tangent types raise
+  ``TypeError``).
+* array-formula path: the formula with scipy's triangular solves, for dtypes without kernels.
+* kernel path: the loop kernels up to ``kernels.crossovers.CHOLESKY_PULLBACK_MAX_N``
+  (``CHOLESKY_PUSHFORWARD_MAX_N``), one matrix or a stack in one compiled call; the blocked
+  level-3 BLAS algorithm per matrix above (no explicit inverse). The forward factorization of
+  one matrix up to ``CHOLESKY_FORWARD_SINGLE_MAX_N`` calls LAPACK's ``?potrf`` directly
+  (numpy's wrapper costs more than the factorization there); it reads the same triangle as
+  numpy and agrees with it to rounding. A C-contiguous stack up to
+  ``CHOLESKY_FORWARD_STACK_MAX_N`` is factored in one compiled call (``cholesky_factor_batched``:
+  same triangle, NaN in gives NaN out, a failed pivot raises ``LinAlgError``). Other stacks,
+  other dtypes and failures go through ``np.linalg.cholesky``, whose errors and NaN results the
+  rules keep.
 """
 
 from __future__ import annotations
@@ -36,52 +42,45 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.linalg import lapack
 
 from kernels import cholesky as kcholesky
 from kernels import cholesky_factor as kfactor
+from kernels import crossovers
 from rules.core.broadcasting import unbroadcast
-from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
-from rules.core.registry import frule, rrule, split_cotangent
-from rules.linalg._stacks import (
-    adjoint,
+from rules.core.cotangents import as_array_cotangent
+from rules.core.dispatch import (
+    KERNEL_DTYPES,
     as_stack,
-    check_shape,
-    kernel_operands,
-    kernel_ready,
-    scipy_outputs,
-    square_matrices,
+    kernel_array,
+    kernel_eligible,
+    paths,
     unstack,
 )
-from rules.linalg._systems import Layout, check_scipy_options, kernel_array
+from rules.core.registry import frule, rrule, split_cotangent
+from rules.linalg._stacks import adjoint, check_shape, scipy_outputs, square_matrices
+from rules.linalg._systems import Layout, check_scipy_options, potrf_factor
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
-
-_POTRF = {
-    np.dtype(np.float64): lapack.dpotrf,
-    np.dtype(np.float32): lapack.spotrf,
-    np.dtype(np.complex128): lapack.zpotrf,
-}
-_POTRF_MAX_N = 64
-"""Single matrices up to this order skip numpy's wrapper (its overhead matters only for small n)."""
 
 
 def _factor(name: str, A: Any, lower: bool) -> np.ndarray:
-    """The lower (or upper) Cholesky factor of the dense ``A``, with errors naming ``name``."""
-    if type(A) is np.ndarray and A.ndim == 2 and 0 < A.shape[0] == A.shape[1] <= _POTRF_MAX_N:
-        potrf = _POTRF.get(A.dtype)
-        if potrf is not None:
-            # LAPACK sees the C-order A as the Fortran-order M = A^T, whose upper triangle is A's
-            # lower one. Factoring M's upper triangle, M = U^H U, gives A = L L^H with L = U^T
-            # (for complex too: that M is conj(A)). So A's lower factor is the transpose of
-            # LAPACK's upper one, a C-order view; the upper factor likewise. A is copied, not
-            # overwritten. A failure (info > 0) goes to numpy for its error message.
-            c, info = potrf(A.T, lower=not lower, clean=1)
-            if info == 0:
-                return c.T
+    """The lower (or upper) Cholesky factor of the dense ``A``, with errors naming ``name``.
+
+    Kernel path: one small matrix through LAPACK ``potrf`` directly
+    (:func:`rules.linalg._systems.potrf_factor`); array-formula path: ``np.linalg.cholesky``, whose
+    errors and NaN results the rules keep (a failed ``potrf`` goes there for numpy's message).
+    """
+    if (
+        kernel_eligible(A)
+        and A.ndim == 2
+        and 0 < A.shape[0] == A.shape[1] <= crossovers.CHOLESKY_FORWARD_SINGLE_MAX_N
+    ):
+        F = potrf_factor(A, lower)
+        if F is not None:
+            return F
     dense = square_matrices(name, A)
     if (
         dense.ndim > 2
-        and 0 < dense.shape[-1] <= kfactor.FORWARD_MAX_N
+        and 0 < dense.shape[-1] <= crossovers.CHOLESKY_FORWARD_STACK_MAX_N
         and (dense.dtype in KERNEL_DTYPES)
     ):  # a stack of small matrices: one compiled call instead of LAPACK per matrix
         L, info = kfactor.cholesky_factor_batched(as_stack(kernel_array(dense)), lower)
@@ -110,57 +109,49 @@ def _sym(X: np.ndarray) -> np.ndarray:
     return 0.5 * (X + adjoint(X))
 
 
-def cholesky_pullback_array(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
-    """``A_bar = sym(L^-H Phi(L^H L_bar) L^-1)`` for lower ``L`` and an ndarray ``L_bar``.
-
-    Kernel path for float32/float64/complex128, the formula with scipy's triangular solves for
-    other dtypes.
-    """
-    if L.ndim == 2 and L.shape[0] < kcholesky.PULLBACK_BLOCKED_MIN_N and kernel_ready(L, L_bar):
-        return kcholesky.cholesky_pullback(L, L_bar)  # the hot path: one small matrix, no copies
-    operands = kernel_operands(L, L_bar, dtype=L.dtype)
-    if operands is None:
-        return _pullback_formula(L, L_bar)
-    L_k, L_bar_k = operands
-    n = L_k.shape[-1]
-    if n < kcholesky.PULLBACK_BLOCKED_MIN_N:
-        return unstack(
-            kcholesky.cholesky_pullback_batched(as_stack(L_k), as_stack(L_bar_k)), L.shape
-        )
-    stack, bars = as_stack(L_k), as_stack(L_bar_k)
-    out = np.stack(
-        [kcholesky.cholesky_pullback_blocked(stack[t], bars[t]) for t in range(len(stack))]
-    )
-    return unstack(out, L.shape)
-
-
 def _pullback_formula(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
+    """Array-formula path: ``sym(L^-H Phi(L^H L_bar) L^-1)`` with scipy's triangular solves."""
     P = _phi(adjoint(L) @ L_bar)
     Y = sla.solve_triangular(L, P, lower=True, trans="C")  # L^-H P
     S = adjoint(sla.solve_triangular(L, adjoint(Y), lower=True, trans="C"))  # L^-H P L^-1
     return _sym(S)
 
 
+def _pushforward_formula(L: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
+    """Array-formula path: ``L Phi(L^-1 A_dot L^-H)`` with scipy's triangular solves."""
+    X = sla.solve_triangular(L, A_dot, lower=True)  # L^-1 A_dot
+    X = adjoint(sla.solve_triangular(L, adjoint(X), lower=True))  # L^-1 A_dot L^-H
+    return L @ _phi(X)
+
+
+# Kernel path: the loop kernels (one matrix, or a stack in one compiled call) up to the
+# crossover, the blocked level-3 BLAS algorithm per matrix above (no explicit inverse).
+_PULLBACK = paths(
+    formula=_pullback_formula,
+    single=kcholesky.cholesky_pullback,
+    batched=kcholesky.cholesky_pullback_batched,
+    large=kcholesky.cholesky_pullback_blocked,
+    single_max_n="CHOLESKY_PULLBACK_MAX_N",
+    stack_max_n="CHOLESKY_PULLBACK_MAX_N",
+)
+_PUSHFORWARD = paths(
+    formula=_pushforward_formula,
+    single=kcholesky.cholesky_pushforward,
+    batched=kcholesky.cholesky_pushforward_batched,
+    large=kcholesky.cholesky_pushforward_blocked,
+    single_max_n="CHOLESKY_PUSHFORWARD_MAX_N",
+    stack_max_n="CHOLESKY_PUSHFORWARD_MAX_N",
+)
+
+
+def cholesky_pullback_array(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
+    """``A_bar = sym(L^-H Phi(L^H L_bar) L^-1)`` for lower ``L`` and an ndarray ``L_bar``."""
+    return _PULLBACK(L, L_bar)
+
+
 def cholesky_pushforward_array(L: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
     """``L_dot = L Phi(L^-1 A_dot L^-H)`` for lower ``L`` and a Hermitian ndarray ``A_dot``."""
-    if L.ndim == 2 and L.shape[0] < kcholesky.PUSHFORWARD_BLOCKED_MIN_N and kernel_ready(L, A_dot):
-        return kcholesky.cholesky_pushforward(L, A_dot)  # one small matrix, no copies
-    operands = kernel_operands(L, A_dot, dtype=L.dtype)
-    if operands is None:
-        X = sla.solve_triangular(L, A_dot, lower=True)  # L^-1 A_dot
-        X = adjoint(sla.solve_triangular(L, adjoint(X), lower=True))  # L^-1 A_dot L^-H
-        return L @ _phi(X)
-    L_k, A_dot_k = operands
-    n = L_k.shape[-1]
-    if n < kcholesky.PUSHFORWARD_BLOCKED_MIN_N:
-        return unstack(
-            kcholesky.cholesky_pushforward_batched(as_stack(L_k), as_stack(A_dot_k)), L.shape
-        )
-    stack, dots = as_stack(L_k), as_stack(A_dot_k)
-    out = np.stack(
-        [kcholesky.cholesky_pushforward_blocked(stack[t], dots[t]) for t in range(len(stack))]
-    )
-    return unstack(out, L.shape)
+    return _PUSHFORWARD(L, A_dot)
 
 
 def _lower_cotangent(name: str, F_bar: Any, shape: tuple[int, ...], lower: bool) -> np.ndarray:
@@ -181,24 +172,15 @@ def _cholesky_rule(name: str, A: Any, lower: bool) -> tuple[np.ndarray, Any]:
     F = _factor(name, A, lower)
     L = F if lower else adjoint(F)
     project_A = ProjectTo(A)
-    # one small lower factor: a C-order cotangent of its dtype goes to the kernel as it is (the
-    # test below is kernel_ready's, written out: a generator per call costs more than the kernel)
-    one_small = lower and L.ndim == 2 and L.shape[0] < kcholesky.PULLBACK_BLOCKED_MIN_N
-    one_small = one_small and kernel_ready(L)
     no_tangent = NoTangent()
+    pullback_of_factor = _PULLBACK.given(L)  # L's path decided once, in the forward pass
 
     def cholesky_pullback(F_bar: Any) -> tuple[Any, Any]:
-        if (
-            one_small
-            and type(F_bar) is np.ndarray
-            and F_bar.dtype == L.dtype
-            and F_bar.shape == L.shape
-            and F_bar.flags.c_contiguous
-            and F_bar.flags.writeable  # else Numba compiles the kernel again, for read-only
-        ):
-            return no_tangent, project_A(kcholesky.cholesky_pullback(L, F_bar))
-        L_bar = _lower_cotangent(name, unthunk(F_bar), F.shape, lower)
-        return NoTangent(), project_A(cholesky_pullback_array(L, L_bar))
+        if lower and type(F_bar) is np.ndarray and F_bar.shape == L.shape:
+            L_bar = F_bar  # the hot case: no conversion, no shape message to build
+        else:
+            L_bar = _lower_cotangent(name, unthunk(F_bar), F.shape, lower)
+        return no_tangent, project_A(pullback_of_factor(L_bar))
 
     return F, cholesky_pullback
 

@@ -13,8 +13,9 @@ The adjugate is a polynomial in ``A``, so this is exact at singular matrices: at
 the cotangent is the cofactor matrix (rank one), not NaN (JAX's behaviour too) and not zero
 (PyTorch's LU path gives 0 there); below rank ``n - 1`` it is exactly zero. Kernel path:
 ``kernels.determinant.det_pullback_batched`` (complete pivoting, which reveals rank ``n - 1``)
-for stacks up to ``DET_CROSSOVER_N`` and one matrix up to ``DET_SINGLE_CROSSOVER_N``. Mid-size
-stacks (up to ``DET_GUFUNC_MAX_N``) use numpy's batched gufuncs, which loop over the stack in C:
+for stacks up to ``kernels.crossovers.DET_STACK_MAX_N`` and one matrix up to
+``DET_SINGLE_MAX_N``. Mid-size stacks (up to ``DET_GUFUNC_STACK_MAX_N``) use numpy's batched
+gufuncs, which loop over the stack in C:
 ``np.linalg.det`` forward, ``det conj(det) A^{-H}`` by ``np.linalg.inv`` in the pullback and
 ``det tr(A^{-1} A_dot)`` by ``np.linalg.solve`` in the pushforward; a stack holding an exactly
 singular matrix (``inv`` and ``solve`` raise) takes the exact LAPACK path below instead. Above,
@@ -33,7 +34,8 @@ slogdet, ``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)``. With
 
 For real ``A`` the sign is locally constant: its tangent is ``ZeroTangent()`` and its cotangent
 is ignored. The forward pass computes ``(sign, logabsdet)`` from an LU it keeps (the batched
-kernel for stacks up to ``SLOGDET_CROSSOVER_N``, LAPACK ``getrf`` otherwise), and the pullback
+kernel for stacks up to ``kernels.crossovers.SLOGDET_STACK_MAX_N``, LAPACK ``getrf``
+otherwise), and the pullback
 solves with it. At a singular matrix ``logabsdet = -inf`` has no derivative: the cotangent is
 non-finite (inf/NaN), never an exception and never a silently finite number.
 
@@ -57,32 +59,18 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from kernels import crossovers
 from kernels import determinant as kdet
 from kernels import determinant_value as kdet_value
 from rules.core.cotangents import as_array_cotangent
+from rules.core.dispatch import kernel_array
 from rules.core.options import refuse as refuse_overwrite
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
-from rules.linalg._systems import (
-    BatchedLU,
-    LapackLU,
-    cast,
-    kernel_array,
-    linalg_dtypes,
-)
+from rules.linalg._systems import BatchedLU, LapackLU, cast, linalg_dtypes
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
-
-DET_GUFUNC_MAX_N = 32
-"""Stacks of order ``DET_CROSSOVER_N < n <=`` this take numpy's batched gufuncs (module docstring).
-
-Measured (float64, one BLAS thread, min of 9 interleaved; rrule forward plus pullback, LAPACK per
-matrix with kept factors -> gufuncs, against ``np.linalg.det`` plus ``np.linalg.inv`` in the same
-run): 4000 x 17 x 17: 196.7 -> 73.5 ms (69.0 ms); 4000 x 24 x 24: 233.5 -> 130.5 ms (115.3 ms);
-2000 x 32 x 32: 146.8 -> 111.4 ms (89.9 ms); 200 x 64 x 64: 34.1 -> 41.9 ms (42.5 ms), so n = 64
-stays on the LAPACK path.
-"""
 
 
 def _stack(name: str, a: Any) -> tuple[np.ndarray, np.ndarray, np.dtype[Any]]:
@@ -130,11 +118,14 @@ class _Det:
         A, self.stack, result = _stack("np.linalg.det", a)
         self.A, self.batch = A, A.shape[:-2]
         n = A.shape[-1]
-        small = n <= (kdet.DET_CROSSOVER_N if A.ndim > 2 else kdet.DET_SINGLE_CROSSOVER_N)
+        stacked = A.ndim > 2
+        small = n <= (crossovers.DET_STACK_MAX_N if stacked else crossovers.DET_SINGLE_MAX_N)
         if small or n == 0:
             self.path = "kernel"
+        elif stacked and n <= crossovers.DET_GUFUNC_STACK_MAX_N:
+            self.path = "gufunc"
         else:
-            self.path = "gufunc" if A.ndim > 2 and n <= DET_GUFUNC_MAX_N else "lapack"
+            self.path = "lapack"
         self.F = LapackLU(self.stack) if self.path == "lapack" else None
         if self.path == "kernel" and n > 0:  # one compiled call for the whole stack
             d = kdet_value.det_batched(self.stack)
@@ -269,8 +260,7 @@ def _sign_and_log(F: BatchedLU | LapackLU) -> tuple[np.ndarray, np.ndarray]:
 def _sign_and_log_small(lu: np.ndarray, piv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``_sign_and_log`` of one small matrix, in Python scalars.
 
-    3 us at 4x4 against 13 us for the vectorised version, whose dozen numpy calls dominate at
-    this size.
+    Faster than the vectorised version at small n, where its dozen numpy calls dominate.
     """
     d = lu.diagonal().tolist()
     odd = sum(1 for i, p in enumerate(piv.tolist()) if p != i)
@@ -301,7 +291,7 @@ class _Slogdet:
             self.sign = np.ones(s, A.dtype)
             logabsdet = np.zeros(s, A.real.dtype)
         else:
-            batched = s > 1 and n <= kdet.SLOGDET_CROSSOVER_N
+            batched = s > 1 and n <= crossovers.SLOGDET_STACK_MAX_N
             self.F = BatchedLU(self.stack) if batched else LapackLU(self.stack)
             self.sign, logabsdet = _sign_and_log(self.F)
         real = np.zeros((), result).real.dtype

@@ -9,15 +9,15 @@ For ``Y = A^{-1}`` (Giles 2008, section 2.2.3), with the complex convention
 
 Both need only ``Y`` from the forward pass: two products, no factorization and no solve.
 
-Generic path: the two products with the tangent algebra, so a cotangent of any type with
+Algebra path: the two products with the tangent algebra, so a cotangent of any type with
 ``@`` (both sides) and unary ``-`` flows through unconverted (stacks too, if the type's ``@``
-broadcasts). Kernel path (float32/float64/complex128 ndarrays): stacks of matrices up to
-``kernels.solve.INV_CROSSOVER_N`` on a side go through one compiled call, one matrix up to
-``INV_SINGLE_CROSSOVER_N`` through the same kernel, larger ones through two BLAS ``gemm``.
+broadcasts). Array-formula path: none of its own (ndarrays are cast to the forward's kernel
+dtype). Kernel path: the compiled kernels up to ``kernels.crossovers.INV_SINGLE_MAX_N`` (one
+matrix) and ``INV_STACK_MAX_N`` (stacks, one compiled call), two BLAS ``gemm`` above.
 
 The forward pass: one matrix is inverted by LAPACK ``getrf``/``getri`` directly (scipy's
-wrappers: 1.3 us at 4x4, against 5.8 us for ``np.linalg.inv``'s gufunc machinery), stacks up to
-``kernels.inverse.FORWARD_MAX_N`` by one compiled call (``inv_batched``: LU with LAPACK's
+wrappers: cost less than ``np.linalg.inv``'s gufunc machinery at small n), stacks up to
+``kernels.crossovers.INV_FORWARD_STACK_MAX_N`` by one compiled call (``inv_batched``: LU with LAPACK's
 partial pivoting, then the identity solved with the factors, as ``gesv`` does), larger stacks by
 ``np.linalg.inv``. A singular matrix raises ``LinAlgError`` naming the function and the shape,
 as numpy raises "Singular matrix"; NaN in gives NaN out.
@@ -42,16 +42,17 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from kernels import crossovers
 from kernels import inverse as kinverse
 from kernels import solve as ksolve
+from rules.core.dispatch import as_stack, kernel_array, paths, unstack
 from rules.core.registry import frule, rrule
-from rules.linalg._stacks import adjoint, as_stack, check_shape, square_matrices, unstack
+from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import (
     STRUCTURES,
     cast,
     check_scipy_options,
     fold_cotangent,
-    kernel_array,
     lapack_functions,
     linalg_dtypes,
     singular_error,
@@ -73,7 +74,9 @@ def _inverse(name: str, a: Any) -> tuple[np.ndarray, np.ndarray]:
         if info > 0:
             raise singular_error(name, A.shape)
         Y = getri(lu, piv, overwrite_lu=1)[0].T
-    elif 0 < n <= kinverse.FORWARD_MAX_N and A.size:  # a stack of small matrices: one call
+    elif (
+        0 < n <= crossovers.INV_FORWARD_STACK_MAX_N and A.size
+    ):  # a stack of small matrices: one call
         Y, info = kinverse.inv_batched(as_stack(kernel_array(A)))
         if info.any():
             raise singular_error(name, A.shape)
@@ -86,46 +89,63 @@ def _inverse(name: str, a: Any) -> tuple[np.ndarray, np.ndarray]:
     return (Y if result == work else Y.astype(result)), Y
 
 
+def _pullback_algebra(Y: np.ndarray, Y_bar: Any) -> Any:
+    """Algebra path: ``-Y^H (Y_bar Y^H)``, any tangent type with ``@`` and unary ``-``."""
+    Y_h = adjoint(Y)
+    return -(Y_h @ (Y_bar @ Y_h))
+
+
+def _pushforward_algebra(Y: np.ndarray, A_dot: Any) -> Any:
+    """Algebra path: ``-Y (A_dot Y)``."""
+    return -(Y @ (A_dot @ Y))
+
+
+# No array-formula path of its own: every ndarray is cast to the kernel dtype of ``Y`` (the
+# forward computes in one), so the algebra path doubles as the formula. Kernel path: the loop
+# kernels up to the crossover, two BLAS gemm (numpy matmul, stacks too) above.
+_PULLBACK = paths(
+    algebra=_pullback_algebra,
+    formula=_pullback_algebra,
+    single=ksolve.inv_pullback,
+    batched=ksolve.inv_pullback_batched,
+    large=ksolve.inv_pullback_blas,
+    large_takes_stacks=True,
+    single_max_n="INV_SINGLE_MAX_N",
+    stack_max_n="INV_STACK_MAX_N",
+)
+_PUSHFORWARD = paths(
+    algebra=_pushforward_algebra,
+    formula=_pushforward_algebra,
+    single=ksolve.inv_pushforward,
+    batched=ksolve.inv_pushforward_batched,
+    large=ksolve.inv_pushforward_blas,
+    large_takes_stacks=True,
+    single_max_n="INV_SINGLE_MAX_N",
+    stack_max_n="INV_STACK_MAX_N",
+)
+
+
 def inv_pullback_array(Y: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
     """``A_bar = -Y^H Y_bar Y^H`` for ndarrays: the kernels for small matrices, else BLAS."""
-    kernels = (ksolve.inv_pullback, ksolve.inv_pullback_batched, ksolve.inv_pullback_blas)
-    return _by_size(Y, Y_bar, *kernels)
+    return _PULLBACK(Y, Y_bar)
 
 
 def inv_pushforward_array(Y: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
     """``Y_dot = -Y A_dot Y`` for ndarrays: the kernels for small matrices, else BLAS."""
-    kernels = (ksolve.inv_pushforward, ksolve.inv_pushforward_batched, ksolve.inv_pushforward_blas)
-    return _by_size(Y, A_dot, *kernels)
-
-
-def _by_size(Y: np.ndarray, X: np.ndarray, single: Any, batched: Any, blas: Any) -> np.ndarray:
-    """``single``, ``batched`` or ``blas`` applied to ``(Y, X)``, by the order and the stacking."""
-    n = Y.shape[-1]
-    X = cast(np.asarray(X), Y.dtype)
-    if Y.ndim == 2 and n <= ksolve.INV_SINGLE_CROSSOVER_N:
-        return single(Y, kernel_array(X))
-    if Y.ndim > 2 and n <= ksolve.INV_CROSSOVER_N:
-        return unstack(batched(as_stack(Y), as_stack(kernel_array(X))), Y.shape)
-    return blas(Y, X)
+    return _PUSHFORWARD(Y, A_dot)
 
 
 def _inv_pullback(name: str, Y: np.ndarray, Y_bar: Any) -> Any:
-    """The cotangent of the (read) matrix: kernel path for ndarrays, generic path otherwise."""
-    if type(Y_bar) is np.ndarray:
-        if Y_bar.shape != Y.shape:
-            check_shape(f"{name} pullback", "the cotangent", Y_bar, Y.shape)
-        return inv_pullback_array(Y, Y_bar)
-    check_shape(f"{name} pullback", "the cotangent", Y_bar, Y.shape)
-    Y_h = adjoint(Y)
-    return -(Y_h @ (Y_bar @ Y_h))  # the generic path: any tangent type with @
+    """The cotangent of the (read) matrix, by the path :func:`rules.core.dispatch.paths` chooses."""
+    if getattr(Y_bar, "shape", Y.shape) != Y.shape:
+        check_shape(f"{name} pullback", "the cotangent", Y_bar, Y.shape)
+    return _PULLBACK(Y, Y_bar)
 
 
 def _inv_pushforward(Y: np.ndarray, A_dot: Any) -> Any:
     if isinstance(A_dot, AbstractZero):
         return A_dot
-    if type(A_dot) is np.ndarray:
-        return inv_pushforward_array(Y, A_dot)
-    return -(Y @ (A_dot @ Y))
+    return _PUSHFORWARD(Y, A_dot)
 
 
 # --- np.linalg.inv -----------------------------------------------------------------------------

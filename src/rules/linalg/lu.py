@@ -30,16 +30,19 @@ that are ``0/0`` limits depending on the direction of approach: the derivative d
 and the pullback and pushforward raise ``numpy.linalg.LinAlgError`` naming the function, the
 pivot, the shape and the matrix of the stack. NaN in gives NaN out.
 
-Forward: a stack of small square matrices (orders 2 to ``kernels.lu_unpacked.FORWARD_MAX_N``,
-a kernel dtype, C-contiguous) is factored in one compiled call (``lu_batched`` for ``lu``,
-``kernels.lu.lu_factor_batched`` for ``lu_factor``) with LAPACK's pivot choice; anything else by
-scipy, which loops over a stack in Python.
+Paths (chosen by :func:`rules.core.dispatch.paths`):
 
-Paths: ``L_bar`` and ``U_bar`` are read by their triangles, so cotangents must be arrays
-(:func:`rules.core.cotangents.as_array_cotangent`). Kernel path: float32/float64/complex128 ndarrays
-go through ``kernels.lu``, stacks of matrices up to ``LU_CROSSOVER_N`` in one batched compiled
-call, larger ones through the BLAS variant (triangular solves with the forward's factors, no
-inverse); other dtypes use the same formula in stacked numpy.
+* algebra path: none; ``L_bar`` and ``U_bar`` are read by their triangles, so cotangents must be
+  arrays (:func:`rules.core.cotangents.as_array_cotangent`).
+* array-formula path: the formula in stacked numpy, for dtypes without kernels.
+* forward: a stack of small square matrices (orders 2 to
+  ``kernels.crossovers.LU_FORWARD_STACK_MAX_N``, a kernel dtype) is factored in one compiled
+  call (``kernels.lu_unpacked.lu_batched`` for ``lu``, ``kernels.lu.lu_factor_batched`` for
+  ``lu_factor``) with LAPACK's pivot choice; anything else by scipy, which loops over a stack in
+  Python.
+* kernel path: ``kernels.lu``, one matrix up to ``kernels.crossovers.LU_SINGLE_MAX_N`` and
+  stacks up to ``LU_STACK_MAX_N`` in one compiled call, larger ones through the BLAS variant
+  (triangular solves with the forward's factors, no inverse).
 
 References
 ----------
@@ -56,18 +59,10 @@ import scipy.linalg as sla
 
 from kernels import lu as klu
 from kernels import lu_unpacked as klu_unpacked
-from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
+from rules.core.dispatch import as_stack, forward_stack, kernel_array, paths, unstack
 from rules.core.registry import frule, rrule, split_cotangent
-from rules.linalg._stacks import (
-    adjoint,
-    as_stack,
-    check_shape,
-    flat_batch,
-    kernel_operands,
-    kernel_ready,
-    unstack,
-)
-from rules.linalg._systems import kernel_array
+from rules.linalg._stacks import adjoint, check_shape
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 # --- A = L[perm] @ U: kernels and the stacked formula --------------------------------------------
@@ -83,38 +78,10 @@ def _inverse(perm: np.ndarray) -> np.ndarray:
     return np.argsort(perm, axis=-1).astype(np.int32)
 
 
-def lu_pullback_array(
-    L: np.ndarray, U: np.ndarray, perm: np.ndarray, L_bar: Any, U_bar: Any
-) -> np.ndarray:
-    """``A_bar`` for ``A = L[perm] @ U`` and ndarray cotangents (module docstring).
-
-    ``L`` (..., m, k), ``U`` (..., k, n), ``perm`` (..., m) int32. Kernel path for
-    float32/float64/complex128 (cast to ``L``'s dtype), the stacked numpy formula otherwise.
-    """
-    size = max(L.shape[-2], U.shape[-1])
-    if L.ndim == 2 and size <= klu.LU_SINGLE_CROSSOVER_N and kernel_ready(L, U, L_bar, U_bar):
-        return klu.lu_pullback(L, U, perm, L_bar, U_bar)  # the hot path: one small matrix
-    operands = kernel_operands(L, U, L_bar, U_bar, dtype=L.dtype)
-    if operands is None:
-        return _pullback_formula(L, U, perm, L_bar, U_bar)
-    L_k, U_k, L_bar_k, U_bar_k = operands
-    if L.ndim == 2:
-        if size <= klu.LU_SINGLE_CROSSOVER_N:
-            return klu.lu_pullback(L_k, U_k, perm, L_bar_k, U_bar_k)
-        return klu.lu_pullback_blas(L_k, U_k, perm, L_bar_k, U_bar_k)
-    shape = (*L.shape[:-1], U.shape[-1])
-    stacks = (as_stack(L_k), as_stack(U_k), flat_batch(perm, 1))
-    bars = (as_stack(L_bar_k), as_stack(U_bar_k))
-    if size <= klu.LU_CROSSOVER_N:
-        return unstack(klu.lu_pullback_batched(*stacks, *bars), shape)
-    each = zip(*stacks, *bars, strict=True)
-    return unstack(np.stack([klu.lu_pullback_blas(*mats) for mats in each]), shape)
-
-
 def _pullback_formula(
     L: np.ndarray, U: np.ndarray, perm: np.ndarray, L_bar: Any, U_bar: Any
 ) -> np.ndarray:
-    """The plain numpy stacked formula (the generic path, and the reference in the tests)."""
+    """Array-formula path: the stacked numpy formula (also the reference in the tests)."""
     m, k = L.shape[-2:]
     L1, L2, U1, U2 = L[..., :k, :], L[..., k:, :], U[..., :k], U[..., k:]
     G = adjoint(L1) @ L_bar[..., :k, :] - U_bar[..., k:] @ adjoint(U2)
@@ -126,26 +93,6 @@ def _pullback_formula(
     W[..., :k] = adjoint(np.linalg.solve(U1, adjoint(W[..., :k])))  # W[:, :k] U1^-H
     W[..., :k, :] = np.linalg.solve(adjoint(L1), W[..., :k, :])  # L1^-H W[:k]
     return _rows(W, perm).astype(L.dtype, copy=False)
-
-
-def lu_pushforward_array(
-    L: np.ndarray, U: np.ndarray, perm: np.ndarray, A_dot: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(L_dot, U_dot)`` for ``A = L[perm] @ U`` and an ndarray ``A_dot``."""
-    operands = kernel_operands(L, U, A_dot, dtype=L.dtype)
-    if operands is None:
-        return _pushforward_formula(L, U, perm, A_dot)
-    L_k, U_k, A_dot_k = operands
-    size = max(L.shape[-2], U.shape[-1])
-    if L.ndim == 2 and size > klu.LU_SINGLE_CROSSOVER_N:
-        return klu.lu_pushforward_blas(L_k, U_k, perm, A_dot_k)
-    stacks = (as_stack(L_k), as_stack(U_k), flat_batch(perm, 1), as_stack(A_dot_k))
-    if size <= klu.LU_CROSSOVER_N:
-        L_dot, U_dot = klu.lu_pushforward_batched(*stacks)
-    else:
-        pairs = [klu.lu_pushforward_blas(*mats) for mats in zip(*stacks, strict=True)]
-        L_dot, U_dot = np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
-    return unstack(L_dot, L.shape), unstack(U_dot, U.shape)
 
 
 def _pushforward_formula(
@@ -161,6 +108,57 @@ def _pushforward_formula(
     U2_dot = np.linalg.solve(L1, X[..., :k, k:] - L1_dot @ U2)
     L_dot = np.concatenate((L1_dot, L2_dot), axis=-2).astype(L.dtype, copy=False)
     return L_dot, np.concatenate((U1_dot, U2_dot), axis=-1).astype(L.dtype, copy=False)
+
+
+# Kernel path: the loop kernels up to the crossover (one matrix, or a stack in one compiled
+# call), the BLAS variant per matrix above (triangular solves with the forward's factors, no
+# inverse). The kernels take ``perm`` third; paths() passes it last, so these reorder.
+
+
+def _perm_last(f: Any) -> Any:
+    """``f(L, U, perm, *rest)`` called as ``g(L, U, *rest, perm)``, the order paths() passes."""
+
+    def g(L: np.ndarray, U: np.ndarray, *rest: Any) -> Any:
+        return f(L, U, rest[-1], *rest[:-1])
+
+    g.__name__ = g.__qualname__ = f.__name__
+    return g
+
+
+_PULLBACK = paths(
+    formula=_perm_last(_pullback_formula),
+    single=_perm_last(klu.lu_pullback),
+    batched=_perm_last(klu.lu_pullback_batched),
+    large=_perm_last(klu.lu_pullback_blas),
+    single_max_n="LU_SINGLE_MAX_N",
+    stack_max_n="LU_STACK_MAX_N",
+)
+_PUSHFORWARD = paths(
+    formula=_perm_last(_pushforward_formula),
+    batched=_perm_last(klu.lu_pushforward_batched),
+    large=_perm_last(klu.lu_pushforward_blas),
+    single_max_n="LU_SINGLE_MAX_N",
+    stack_max_n="LU_STACK_MAX_N",
+)
+
+
+def lu_pullback_array(
+    L: np.ndarray, U: np.ndarray, perm: np.ndarray, L_bar: Any, U_bar: Any
+) -> np.ndarray:
+    """``A_bar`` for ``A = L[perm] @ U`` and ndarray cotangents (module docstring).
+
+    ``L`` (..., m, k), ``U`` (..., k, n), ``perm`` (..., m) int32; cast to ``L``'s dtype.
+    """
+    size = max(L.shape[-2], U.shape[-1])
+    return _PULLBACK(L, U, L_bar, U_bar, n=size, index=(perm,))
+
+
+def lu_pushforward_array(
+    L: np.ndarray, U: np.ndarray, perm: np.ndarray, A_dot: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(L_dot, U_dot)`` for ``A = L[perm] @ U`` and an ndarray ``A_dot``."""
+    size = max(L.shape[-2], U.shape[-1])
+    return _PUSHFORWARD(L, U, A_dot, n=size, index=(perm,))
 
 
 # --- the forward factors, zero pivots, and the pullback/pushforward shared by the rules ----------
@@ -303,14 +301,13 @@ def _refuse_overwrite(name: str, overwrite: bool) -> None:
 def _small_stack(A: np.ndarray) -> bool:
     """Whether ``A`` is a stack of small square matrices that the batched forward kernels factor.
 
-    Orders 2 to ``kernels.lu_unpacked.FORWARD_MAX_N``, of a kernel dtype (the dtype scipy
-    returns; other layouts are copied to C order, which costs far less than scipy's loop); 1 x 1
-    stays with scipy, whose ``P`` then has the input's dtype.
+    Orders 2 to ``kernels.crossovers.LU_FORWARD_STACK_MAX_N``, of a kernel dtype (the dtype
+    scipy returns; other layouts are copied to C order, which costs far less than scipy's loop);
+    1 x 1 stays with scipy, whose ``P`` then has the input's dtype.
     """
     return (
-        A.ndim > 2
-        and 2 <= A.shape[-1] == A.shape[-2] <= klu_unpacked.FORWARD_MAX_N
-        and (A.dtype in KERNEL_DTYPES)
+        A.shape[-1] == A.shape[-2]
+        and forward_stack(A, "LU_FORWARD_STACK_MAX_N", min_n=2) is not None
     )
 
 

@@ -27,19 +27,14 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from kernels import crossovers
 from kernels import lu as klu
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
+from rules.core.dispatch import as_stack, flat_batch, kernel_array, kernel_dtype, unstack
 from rules.core.registry import frule, rrule, split_cotangent
-from rules.linalg._stacks import (
-    adjoint,
-    as_stack,
-    flat_batch,
-    kernel_dtype,
-    scipy_outputs,
-    unstack,
-)
-from rules.linalg._systems import Layout, kernel_array
+from rules.linalg._stacks import adjoint, scipy_outputs
+from rules.linalg._systems import Layout
 from rules.linalg.lu import (
     _as_array,
     _check_finite,
@@ -161,7 +156,7 @@ def _solve(lu: np.ndarray, piv: np.ndarray, B: np.ndarray, trans: int) -> np.nda
     (one compiled call instead of scipy's Python loop over the stack).
     """
     n = lu.shape[-1]
-    if (lu.ndim == 2 and B.ndim == 2) or n > klu.LU_CROSSOVER_N:
+    if (lu.ndim == 2 and B.ndim == 2) or n > crossovers.LU_STACK_MAX_N:
         return sla.lu_solve((lu, piv), B, trans=trans, check_finite=False)
     batch = np.broadcast_shapes(lu.shape[:-2], piv.shape[:-1], B.shape[:-2])
     dtype = kernel_dtype(lu.dtype, B.dtype)

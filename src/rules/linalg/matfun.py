@@ -36,7 +36,7 @@ General (dense, structured non-Hermitian) input:
             = \begin{bmatrix} f(A) & L_f(A, E) \\ 0 & f(A) \end{bmatrix},
 
   evaluated by the same scipy function on the ``2n x 2n`` matrix; exact for any primary matrix
-  function scipy computes, at about 8x the forward cost. logm's inaccuracy warning for the
+  function scipy computes, at several times the forward cost (a ``2n`` matrix function). logm's inaccuracy warning for the
   ``2n`` block is silenced (the primal call already warned if the primal was inaccurate).
 * ``funm(A, func)``: scipy's Schur-Parlett recurrence fails at the repeated eigenvalues of the
   block matrix, and ``L_f`` needs ``f'`` anyway (``L_f(a, e) = f'(a) e`` for 1x1), which ``func``

@@ -66,17 +66,17 @@ import numpy as np
 import scipy.linalg as sla
 from numpy.lib.array_utils import normalize_axis_tuple
 
+from kernels import crossovers
 from kernels import svd as ksvd
 from kernels._spectral import default_rtol
-from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
+from rules.core.cotangents import as_array_cotangent
+from rules.core.dispatch import kernel_eligible
 from rules.core.registry import frule, rrule
 from rules.linalg._stacks import as_stack, check_shape, flat_batch
 from tangents import NoTangent, ProjectTo, ZeroTangent, unthunk
 
 _INF = float("inf")
 _SVD_ORDS = (2, -2, "nuc")
-_SVD_KERNEL_MAX = 6
-"""Largest matrix side for which the nuclear-norm cotangent of a stack goes to the svd kernel."""
 
 
 def _is(ord: Any, value: Any) -> bool:
@@ -181,7 +181,7 @@ class _Norm:
         mask = absx == extreme
         if np.isnan(extreme).any():  # NaN in: every entry of that reduction, NaN out
             mask |= np.isnan(extreme)
-        self.where = np.flatnonzero(mask)  # flat indices: 20x cheaper than np.nonzero's tuples
+        self.where = np.flatnonzero(mask)  # flat indices: cheaper than np.nonzero's tuples
         if extreme.size == 1:
             self.reduced = None
             self.count = float(len(self.where))
@@ -230,7 +230,7 @@ class _Norm:
             weights = np.where(group & nonzero, 1 / r, 0).astype(s.dtype)
             r_max = int(np.max(r, initial=0))
             lo, hi = (0, r_max) if top else (k - r_max, k)
-        self.kernel = U.ndim >= 3 and U.dtype in KERNEL_DTYPES and max(m, n) <= _SVD_KERNEL_MAX
+        self.kernel = U.ndim >= 3 and kernel_eligible(U) and max(m, n) <= crossovers.SVD_LOOPS_MAX_N
         if self.kernel:  # small stacks: all pairs, one compiled call
             lo, hi = 0, k
         self.U, self.weights, self.Vh = U[..., lo:hi], weights[..., lo:hi], Vh[..., lo:hi, :]
@@ -300,9 +300,7 @@ class _Norm:
     def _cotangent_svd(self, w: Any) -> np.ndarray:
         U, Vh = self.U, self.Vh
         if self.uniform is not None and type(w) is float and not self.kernel:
-            scale: Any = (
-                w * self.uniform
-            )  # one matrix, equal weights: a scalar, 2x cheaper than a row
+            scale: Any = w * self.uniform  # one matrix, equal weights: a scalar, cheaper than a row
         else:
             w = np.broadcast_to(w, self.kshape)
             wm = np.moveaxis(w, self.axes, (-2, -1))[..., 0].astype(self.weights.dtype, copy=False)

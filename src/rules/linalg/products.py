@@ -5,15 +5,16 @@ so ``C = A B`` gives ``A_bar = C_bar B^H`` and ``B_bar = A^H C_bar`` (Giles 2008
 Every product here is bilinear, ``y = P(a, b)``, and its pullback is the adjoint of each partial
 map with the other operand conjugated; its pushforward is ``P(a_dot, b) + P(a, b_dot)``.
 
-Generic path: where a pullback is a plain matrix product (matmul and ``dot`` of matrices, ``inner``
+Algebra path: where a pullback is a plain matrix product (matmul and ``dot`` of matrices, ``inner``
 of matrices, ``outer`` of vectors) it is written with the tangent algebra, so any cotangent type
 with ``@`` (and ``.mT``, ``.conj()``) flows through: a low-rank cotangent stays low rank. The
-pushforwards of matmul, and of ``dot`` and ``inner`` of matrices, are generic in the same way. The
+pushforwards of matmul, and of ``dot`` and ``inner`` of matrices, take the algebra path in the same way. The
 other cases (N-D contractions, scalars, ``vdot``, ``kron``) need elementwise access and take their
 cotangent through :func:`rules.core.cotangents.as_array_cotangent`. Kernel path: stacks of matrices up
-to 4x4 with equal batch shapes go through ``kernels.products`` in one compiled call (measured
-there: 3x faster than numpy's stacked matmul at 10000 x 4x4, slower beyond 4x4); the other
-products have no stacked small-matrix form and are BLAS-bound, so they have no kernels.
+to ``kernels.crossovers.MATMUL_STACK_MAX_N`` on a side with equal batch shapes go through
+``kernels.products`` in one compiled call (faster than numpy's stacked matmul there, slower
+beyond); the other products have no stacked small-matrix form and are BLAS-bound, so they have
+no kernels.
 
 References
 ----------
@@ -30,17 +31,16 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from kernels import crossovers
 from kernels import products as kproducts
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent, conj
+from rules.core.dispatch import as_stack, kernel_operands, unstack
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule
-from rules.linalg._stacks import adjoint, as_stack, check_shape, kernel_operands, unstack
+from rules.linalg._stacks import adjoint, check_shape
 from rules.sparse.products import sparse_matmul_frule, sparse_matmul_rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
-
-KERNEL_MAX_ORDER = 4
-"""Largest matrix dimension for which the batched product kernels beat numpy (kernels.products)."""
 
 
 def _call(name: str, f: Any, a: Any, b: Any) -> Any:
@@ -59,12 +59,12 @@ def _matmul(A: Any, B: Any, name: str = "np.matmul") -> Any:
 
 
 def _small_stack(*arrays: np.ndarray) -> bool:
-    """Stacks of equal batch shape whose matrices are at most ``KERNEL_MAX_ORDER`` on a side."""
+    """Stacks of equal batch shape, matrices at most ``crossovers.MATMUL_STACK_MAX_N`` on a side."""
     first = arrays[0]
     return (
         first.ndim >= 3
         and all(a.ndim == first.ndim and a.shape[:-2] == first.shape[:-2] for a in arrays)
-        and max(max(a.shape[-2:]) for a in arrays) <= KERNEL_MAX_ORDER
+        and max(max(a.shape[-2:]) for a in arrays) <= crossovers.MATMUL_STACK_MAX_N
     )
 
 
@@ -124,7 +124,7 @@ def matmul_rrule(A: Any, B: Any) -> tuple[Any, Any]:
 def _matmul_pullback_generic(
     A: Any, B: Any, C_bar: Any, project_A: Any, project_B: Any
 ) -> tuple[Any, Any]:
-    """The generic path: ``C_bar B^H`` and ``A^H C_bar`` with the tangent algebra."""
+    """Algebra path (two matrices) or array-formula path: ``C_bar B^H`` and ``A^H C_bar``."""
     if np.ndim(A) == np.ndim(B) == 2:  # no broadcasting or vectors: any tangent type with @ works
         return project_A(_matmul(C_bar, adjoint(B))), project_B(_matmul(adjoint(A), C_bar))
     C_bar = as_array_cotangent(C_bar, "np.matmul's pullback with broadcasting or vectors")

@@ -42,11 +42,15 @@ perturbations. The pullback and pushforward raise ``numpy.linalg.LinAlgError`` n
 function, the shape and the matrix of the stack, rather than return inf/nan; the primal itself
 still runs. NaN in gives NaN out (no exception).
 
-Paths: the cotangent formula needs elementwise access (``copyltu``), so cotangents must be arrays
-(:func:`rules.core.cotangents.as_array_cotangent`; other tangent types raise ``TypeError``). Kernel
-path: ndarrays of float32/float64/complex128 go through ``kernels.qr``, stacks of matrices up to
-``QR_CROSSOVER_N`` on a side in one batched compiled call, larger ones through the BLAS variant
-(one triangular solve, no inverse); the generic path is the formula above in stacked numpy.
+Paths (chosen by :func:`rules.core.dispatch.paths`):
+
+* algebra path: none; the cotangent formula needs elementwise access (``copyltu``), so
+  cotangents must be arrays (:func:`rules.core.cotangents.as_array_cotangent`; other tangent
+  types raise ``TypeError``).
+* array-formula path: the formula above in stacked numpy, for dtypes without kernels.
+* kernel path: ``kernels.qr``, one matrix up to ``kernels.crossovers.QR_SINGLE_MAX_N`` on a side
+  and stacks up to ``QR_STACK_MAX_N`` in one compiled call, larger ones through the BLAS variant
+  (one triangular solve, no inverse).
 
 References
 ----------
@@ -71,46 +75,14 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import qr as kqr
-from kernels.qr_forward import QR_FORWARD_CROSSOVER_N, qr_batched
+from kernels.qr_forward import qr_batched
 from rules.core.cotangents import as_array_cotangent
+from rules.core.dispatch import forward_stack, paths
 from rules.core.registry import frule, rrule, split_cotangent
-from rules.linalg._batched_forward import small_stack
-from rules.linalg._stacks import (
-    adjoint,
-    as_stack,
-    check_shape,
-    kernel_operands,
-    kernel_ready,
-    unstack,
-)
+from rules.linalg._stacks import adjoint, check_shape
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 # --- the reduced factorization: kernels and the stacked formula ----------------------------------
-
-
-def qr_pullback_array(Q: np.ndarray, R: np.ndarray, Q_bar: Any, R_bar: Any) -> np.ndarray:
-    """``A_bar`` of the reduced ``A = Q R`` for ndarray cotangents (see the module docstring).
-
-    ``Q`` (..., m, k), ``R`` (..., k, n). Kernel path for float32/float64/complex128 (cast to
-    ``Q``'s dtype), the stacked numpy formula otherwise.
-    """
-    size = max(Q.shape[-2], R.shape[-1])
-    if Q.ndim == 2 and size <= kqr.QR_SINGLE_CROSSOVER_N and kernel_ready(Q, R, Q_bar, R_bar):
-        return kqr.qr_pullback(Q, R, Q_bar, R_bar)  # the hot path: one small matrix, no copies
-    operands = kernel_operands(Q, R, Q_bar, R_bar, dtype=Q.dtype)
-    if operands is None:
-        return _pullback_formula(Q, R, Q_bar, R_bar)
-    Q_k, R_k, Q_bar_k, R_bar_k = operands
-    shape = (*Q.shape[:-1], R.shape[-1])
-    if Q.ndim > 2 and size <= kqr.QR_CROSSOVER_N:
-        A_bar = kqr.qr_pullback_batched(
-            as_stack(Q_k), as_stack(R_k), as_stack(Q_bar_k), as_stack(R_bar_k)
-        )
-        return unstack(A_bar, shape)
-    if Q.ndim == 2:
-        return kqr.qr_pullback_blas(Q_k, R_k, Q_bar_k, R_bar_k)
-    stacks = zip(*map(as_stack, (Q_k, R_k, Q_bar_k, R_bar_k)), strict=True)
-    return unstack(np.stack([kqr.qr_pullback_blas(*mats) for mats in stacks]), shape)
 
 
 def _copyltu(M: np.ndarray) -> np.ndarray:
@@ -123,7 +95,7 @@ def _copyltu(M: np.ndarray) -> np.ndarray:
 
 
 def _pullback_formula(Q: np.ndarray, R: np.ndarray, Q_bar: Any, R_bar: Any) -> np.ndarray:
-    """The plain numpy stacked formula (the generic path, and the reference in the tests)."""
+    """Array-formula path: the stacked numpy formula (also the reference in the tests)."""
     k = Q.shape[-1]
     R1, R2 = R[..., :k], R[..., k:]
     R1_bar, R2_bar = R_bar[..., :k], R_bar[..., k:]
@@ -131,24 +103,6 @@ def _pullback_formula(Q: np.ndarray, R: np.ndarray, Q_bar: Any, R_bar: Any) -> n
     K += R2 @ adjoint(R2_bar)  # zero columns unless wide
     X_bar = adjoint(np.linalg.solve(R1, adjoint(Q_bar + Q @ K)))  # (...) R1^-H
     return np.concatenate((X_bar, Q @ R2_bar), axis=-1).astype(Q.dtype, copy=False)
-
-
-def qr_pushforward_array(Q: np.ndarray, R: np.ndarray, A_dot: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(Q_dot, R_dot)`` of the reduced ``A = Q R`` for an ndarray ``A_dot``."""
-    operands = kernel_operands(Q, R, A_dot, dtype=Q.dtype)
-    if operands is None:
-        return _pushforward_formula(Q, R, A_dot)
-    Q_k, R_k, A_dot_k = operands
-    size = max(Q.shape[-2], R.shape[-1])
-    if Q.ndim == 2 and size > kqr.QR_SINGLE_CROSSOVER_N:
-        return kqr.qr_pushforward_blas(Q_k, R_k, A_dot_k)
-    if size <= kqr.QR_CROSSOVER_N:
-        Q_dot, R_dot = kqr.qr_pushforward_batched(as_stack(Q_k), as_stack(R_k), as_stack(A_dot_k))
-    else:
-        stacks = zip(*map(as_stack, (Q_k, R_k, A_dot_k)), strict=True)
-        pairs = [kqr.qr_pushforward_blas(*mats) for mats in stacks]
-        Q_dot, R_dot = np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
-    return unstack(Q_dot, Q.shape), unstack(R_dot, R.shape)
 
 
 def _pushforward_formula(Q: np.ndarray, R: np.ndarray, A_dot: Any) -> tuple[Any, Any]:
@@ -161,6 +115,40 @@ def _pushforward_formula(Q: np.ndarray, R: np.ndarray, A_dot: Any) -> tuple[Any,
     T[..., idx, idx] = C[..., idx, idx].real
     R_dot = np.concatenate((T @ R1, adjoint(Q) @ A_dot[..., k:] - (C - T) @ R2), axis=-1)
     return (D - Q @ T).astype(Q.dtype, copy=False), R_dot.astype(Q.dtype, copy=False)
+
+
+# Kernel path: the loop kernels up to the crossover (one matrix, or a stack in one compiled
+# call), the BLAS variant per matrix above (one triangular solve, no inverse).
+_PULLBACK = paths(
+    formula=_pullback_formula,
+    single=kqr.qr_pullback,
+    batched=kqr.qr_pullback_batched,
+    large=kqr.qr_pullback_blas,
+    single_max_n="QR_SINGLE_MAX_N",
+    stack_max_n="QR_STACK_MAX_N",
+)
+_PUSHFORWARD = paths(
+    formula=_pushforward_formula,
+    batched=kqr.qr_pushforward_batched,
+    large=kqr.qr_pushforward_blas,
+    single_max_n="QR_SINGLE_MAX_N",
+    stack_max_n="QR_STACK_MAX_N",
+)
+
+
+def qr_pullback_array(Q: np.ndarray, R: np.ndarray, Q_bar: Any, R_bar: Any) -> np.ndarray:
+    """``A_bar`` of the reduced ``A = Q R`` for ndarray cotangents (see the module docstring).
+
+    ``Q`` (..., m, k), ``R`` (..., k, n); cast to ``Q``'s dtype.
+    """
+    size = max(Q.shape[-2], R.shape[-1])
+    return _PULLBACK(Q, R, Q_bar, R_bar, n=size)
+
+
+def qr_pushforward_array(Q: np.ndarray, R: np.ndarray, A_dot: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(Q_dot, R_dot)`` of the reduced ``A = Q R`` for an ndarray ``A_dot``."""
+    size = max(Q.shape[-2], R.shape[-1])
+    return _PUSHFORWARD(Q, R, A_dot, n=size)
 
 
 # --- complete mode, m > n: LAPACK's Householder completion Q2 of Q1 ------------------------------
@@ -305,7 +293,7 @@ def _stack_qr(dense: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray] | N
     ``None`` unless ``dense`` is a stack of small matrices. LAPACK's reflectors, so the factors
     are numpy's to rounding (``kernels.qr_forward``).
     """
-    stack = small_stack(dense, QR_FORWARD_CROSSOVER_N)
+    stack = forward_stack(dense, "QR_FORWARD_STACK_MAX_N")
     if stack is None:
         return None
     Q, R = qr_batched(stack, mode)

@@ -12,8 +12,8 @@ The forward pass factors ``A`` once and keeps the factors: the pullback's ``A^{-
 the pushforward's ``A^{-1}(\cdot)`` are solves with them, not a second factorization
 (``rules.linalg._systems``: the batched LU kernel for small stacks, LAPACK ``getrf``/``getrs``
 for large matrices). Small stacks run the fused kernel ``kernels.solve.solve_pullback_batched``
-(both cotangents in one compiled call). The exception is a mid-size stack (orders 17 to
-``_systems.GUFUNC_STACK_MAX_N``, general ``A``): numpy's batched ``np.linalg.solve`` runs it,
+(both cotangents in one compiled call). The exception is a mid-size stack (orders above
+``kernels.crossovers.SOLVE_STACK_MAX_N`` up to ``SOLVE_GUFUNC_STACK_MAX_N``, general ``A``): numpy's batched ``np.linalg.solve`` runs it,
 which keeps no factors, so the pullback factors ``A^H`` again; a Python loop over LAPACK calls
 would cost more than that. ``b`` of shape ``(n,)`` is a vector, ``(..., n, k)`` a
 stack of matrices (numpy 2 and scipy semantics); batch axes broadcast and cotangents are summed
@@ -31,7 +31,7 @@ structures read only those entries: the cotangent is masked to them (these are s
 matrix scipy reads, not by scipy's O(n^2) special solvers). ``transposed=True`` (real only)
 solves ``A^T X = B``.
 
-Generic path: with one matrix ``a`` and a matrix ``b`` (no broadcasting, no vector), a cotangent
+Algebra path: with one matrix ``a`` and a matrix ``b`` (no broadcasting, no vector), a cotangent
 of any type with ``@`` flows through ``B_bar = A^{-H} @ X_bar`` (the inverse from the kept
 factors) without being converted; ``'diagonal'``/``'tridiagonal'``/triangular structures need
 elementwise masking and convert with ``as_array_cotangent``.

@@ -78,10 +78,10 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import svd as ksvd
-from kernels.svd_forward import SVD_CROSSOVER_N, svd_batched
-from rules.core.cotangents import KERNEL_DTYPES, as_array_cotangent
+from kernels.svd_forward import svd_batched
+from rules.core.cotangents import as_array_cotangent
+from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
 from rules.core.registry import frule, rrule, split_cotangent
-from rules.linalg._batched_forward import small_stack
 from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
@@ -93,7 +93,7 @@ from rules.linalg._spectral import (
     raise_if_gauge_dependent,
     raise_if_tie_coupled,
 )
-from rules.linalg._stacks import adjoint, as_stack, flat_batch, square_matrices
+from rules.linalg._stacks import adjoint, square_matrices
 from tangents import NoTangent, ProjectTo, Tangent, unthunk
 
 __all__ = [
@@ -169,7 +169,7 @@ def _pullback_array(
     if k == 0:  # zero-size matrices (the kernels' loops need k > 0)
         return np.zeros((*U.shape[:-1], n), U.dtype)
     rtol = default_rtol(max(m, n, 1), s.dtype)
-    if U.ndim == 2 and U.dtype in KERNEL_DTYPES and U.flags.c_contiguous and Vh.flags.c_contiguous:
+    if U.ndim == 2 and kernel_eligible(U) and U.flags.c_contiguous and Vh.flags.c_contiguous:
         if U_bar is not None or Vh_bar is not None:
             U_bars = None if U_bar is None else U_bar[None]
             Vh_bars = None if Vh_bar is None else Vh_bar[None]
@@ -183,7 +183,7 @@ def _pullback_array(
     if U_bars is not None or Vh_bars is not None:
         _check_gauge(name, Us, ss, Vhs, U_bars, Vh_bars, rtol)
     shape = (*U.shape[:-1], n)
-    if U.dtype not in KERNEL_DTYPES:
+    if not kernel_eligible(U):
         return svd_pullback_formula(U, s, Vh, U_bar, s_bar, Vh_bar, rtol)
     s_bars = None if s_bar is None else flat_batch(s_bar, 1)
     return ksvd.svd_pullback_batched(Us, ss, Vhs, U_bars, s_bars, Vh_bars, rtol=rtol).reshape(shape)
@@ -209,12 +209,12 @@ def _check_gauge(
         Vh_bar = None if Vh_bar is None else Vh_bar[index]
     U_bar = np.zeros_like(U) if U_bar is None else U_bar
     Vh_bar = np.zeros_like(Vh) if Vh_bar is None else Vh_bar
-    if U.dtype not in KERNEL_DTYPES:  # complex64: measure in double precision
+    if not kernel_eligible(U):  # complex64: measure in double precision
         U, Vh, U_bar, Vh_bar = (x.astype(np.complex128) for x in (U, Vh, U_bar, Vh_bar))
         s = s.astype(np.float64)
     phase, rotation, null = ksvd.svd_gauge_residual_batched(U, s, Vh, U_bar, Vh_bar, rtol=rtol)
     if phase.size == 1:  # one matrix: compare scalars (complex input always has rounding-level
-        # residuals; the stack check below takes 25 us); NaN or a failure goes on to word the error
+        # residuals; the stack check below costs more); NaN or a failure goes on to word the error
         norm2 = np.vdot(U_bar, U_bar).real + np.vdot(Vh_bar, Vh_bar).real
         limit = gauge_rtol(precision) * float(np.sqrt(norm2))
         if phase[0] <= limit and rotation[0] <= limit and null[0] <= limit:
@@ -278,7 +278,7 @@ def svd_pushforward_array(
     if k == 0:  # zero-size matrices (the kernels' loops need k > 0)
         return np.zeros_like(U), np.zeros_like(s), np.zeros_like(Vh)
     rtol = default_rtol(max(m, n, 1), s.dtype)
-    if U.dtype not in KERNEL_DTYPES:
+    if not kernel_eligible(U):
         return svd_pushforward_formula(U, s, Vh, A_dot, rtol)
     U_dot, s_dot, Vh_dot = ksvd.svd_pushforward_batched(
         as_stack(U), flat_batch(s, 1), as_stack(Vh), as_stack(A_dot), rtol=rtol
@@ -446,7 +446,7 @@ def _stack_svd(dense: np.ndarray, full: bool) -> tuple[np.ndarray, ...] | None:
     LAPACK's arbitrary one.
     """
     m, n = dense.shape[-2:]
-    stack = small_stack(dense, SVD_CROSSOVER_N) if not full or m == n else None
+    stack = forward_stack(dense, "SVD_FORWARD_STACK_MAX_N") if not full or m == n else None
     if stack is None:
         return None
     U, s, Vh = svd_batched(stack)

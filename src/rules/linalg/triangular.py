@@ -21,7 +21,7 @@ A triangular matrix is its own factorization: the forward pass keeps nothing but
 run as one compiled loop over the stack (``kernels.triangular``, also the forward solve, which
 scipy otherwise loops over in Python), larger ones one BLAS ``trsm`` and one ``gemm`` each.
 The masking needs elementwise access, so cotangents are converted with ``as_array_cotangent``
-(no generic path for user tangent types). Batch axes broadcast as in scipy (``b`` of shape
+(no algebra path for user tangent types). Batch axes broadcast as in scipy (``b`` of shape
 ``(n,)`` is a vector, ``(..., n, k)`` a stack); one ``T`` with a stacked ``b`` is one system.
 
 A zero on the diagonal (without ``unit_diagonal``) raises ``LinAlgError`` naming the function
@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from kernels import crossovers
 from kernels import triangular as ktri
 from rules.core.cotangents import as_array_cotangent
 from rules.core.registry import frule, rrule
@@ -54,8 +55,6 @@ from rules.linalg._systems import (
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
 
 NAME = "scipy.linalg.solve_triangular"
-BLAS_MIN_SIZE = 32**3
-"""Systems with ``n * n * k`` from this size use BLAS (measured in ``kernels.triangular``)."""
 
 _TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
 
@@ -83,7 +82,7 @@ class _Triangular:
             raise singular_error(NAME, A0.shape, "singular (a zero on the diagonal)")
         B = layout.rhs(cast(b0, work))
         n, k = B.shape[1:]
-        self.blas = n * n * k >= BLAS_MIN_SIZE
+        self.blas = n * n * k > crossovers.SOLVE_TRIANGULAR_KERNEL_MAX_SIZE
         if self.blas:
             self.X = _per_matrix(
                 lambda T, B: sla.solve_triangular(

@@ -14,7 +14,7 @@ basis of each input's tangent space: complex inputs along real and imaginary par
 ``Symmetric``/``Hermitian`` inputs (or positions named in ``symmetric=``) along symmetric
 directions only.
 
-``RecordingTangent`` checks the other half of a rule's contract: that its generic path takes a
+``RecordingTangent`` checks the other half of a rule's contract: that its algebra path takes a
 user's tangent type with the protocol's operations only and never converts it to an ndarray.
 """
 

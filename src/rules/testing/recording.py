@@ -1,4 +1,4 @@
-"""``RecordingTangent``: check that a rule's generic path uses only the tangent protocol.
+"""``RecordingTangent``: check that a rule's algebra path uses only the tangent protocol.
 
 A user-defined tangent type flows through a rule only if the rule never converts it to an
 ndarray (docs/tangent-types.md). ``RecordingTangent`` wraps an ndarray, offers exactly the
@@ -12,7 +12,7 @@ array interfaces), iteration, indexing, ``len``, ``bool``, ``float``, in-place w
     y, pullback = rrule(my_function, A)
     log = []
     x_bar = pullback(RecordingTangent(np.ones(y.shape), log))
-    assert isinstance(x_bar, RecordingTangent)  # the generic path ran, nothing was converted
+    assert isinstance(x_bar, RecordingTangent)  # the algebra path ran, nothing was converted
     print(set(log))                             # e.g. {"t @ M", "M @ t"}
 
 The log names the operations as the docs do: ``"t + u"``, ``"t - u"``, ``"-t"``, ``"s * t"``,

@@ -486,7 +486,7 @@ def space_of(x: Any, symmetric: bool = False, constant: bool = False) -> Space:
             kind = "hermitian" if np.issubdtype(dtype, np.complexfloating) else "symmetric"
             return ArraySpace(np.shape(x), dtype, kind)
         return ArraySpace(np.shape(x), dtype)
-    if isinstance(x, Diagonal | Symmetric | UpperTriangular):
+    if isinstance(x, Diagonal | Symmetric | UpperTriangular | LowerTriangular):
         if tangent_dtype(x.dtype) is None:
             return EmptySpace()
         return StructuredSpace(x)

@@ -215,7 +215,7 @@ def test_linear_rules_take_a_user_tangent_type(rng, user_tangent, f, n_args):
     _, pullback = rrule(f, *(x,) * n_args)
     y_bar = user_tangent(np.arange(3.0))
     for x_bar in pullback(y_bar)[1:]:
-        assert isinstance(x_bar, user_tangent)  # the generic path: never made an ndarray
+        assert isinstance(x_bar, user_tangent)  # the algebra path: never made an ndarray
 
 
 def test_broadcasting_refuses_a_user_tangent_type_by_name(rng, user_tangent):

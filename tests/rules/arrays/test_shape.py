@@ -140,7 +140,7 @@ def test_a_matrix_transpose_takes_a_user_tangent_type_through_mT(rng, f, shape, 
     y, pullback = rrule(f, x, *args)
     y_bar = rng.standard_normal(y.shape)
     x_bar = pullback(Thunk(lambda: MatrixTangent(y_bar)))[1]
-    assert isinstance(x_bar, MatrixTangent)  # the generic path: never made an ndarray
+    assert isinstance(x_bar, MatrixTangent)  # the algebra path: never made an ndarray
     np.testing.assert_array_equal(x_bar.values, pullback(y_bar)[1])
     x_dot = rng.standard_normal(shape)
     _, y_dot = frule((NoTangent(), MatrixTangent(x_dot), *(NoTangent(),) * len(args)), f, x, *args)

@@ -281,9 +281,34 @@ def test_deferred_rule_modules_load_on_the_first_lookup_that_needs_them(monkeypa
 
 
 def test_scipy_special_rules_are_found_after_importing_scipy_special():
-    import scipy.special
+    # In a fresh process: in this one another test module may have imported rules.special
+    # already (at collection), and then the deferred load would not be tested at all.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
 
-    assert rrule(scipy.special.expit, 0.5) is not None
+    import rules
+
+    code = (
+        "import sys\n"
+        "import rules\n"
+        "assert 'rules.special' not in sys.modules, 'rules.special was imported eagerly'\n"
+        "import scipy.special\n"
+        "assert rules.rrule(scipy.special.expit, 0.5) is not None\n"
+        "assert 'rules.special' in sys.modules\n"
+    )
+    src = str(Path(rules.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": src}
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
 
 
 def test_a_thunk_of_a_zero_short_circuits_too(registered):

@@ -189,7 +189,7 @@ class LowRank:
     """A user's tangent type: the matrix ``U @ V^H`` kept factored (``@ + - .mT .conj()``).
 
     It is not an array (``__array_ufunc__ = None`` makes numpy defer to it), so it reaches a rule
-    only through the generic path; a product with a matrix stays low rank.
+    only through the algebra path; a product with a matrix stays low rank.
     """
 
     __array_ufunc__ = None

@@ -4,23 +4,30 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
-from kernels.eigh_forward import EIGH_CROSSOVER_N, eigh_batched
-from kernels.qr_forward import QR_FORWARD_CROSSOVER_N, qr_batched
-from kernels.svd_forward import SVD_CROSSOVER_N, svd_batched
+from kernels import crossovers
+from kernels.eigh_forward import eigh_batched
+from kernels.qr_forward import qr_batched
+from kernels.svd_forward import svd_batched
 from rules import rrule
-from rules.linalg._batched_forward import small_stack
+from rules.core.dispatch import forward_stack
+
+EIGH_N = crossovers.EIGH_FORWARD_STACK_MAX_N
+SVD_N = crossovers.SVD_FORWARD_STACK_MAX_N
+QR_N = crossovers.QR_FORWARD_STACK_MAX_N
 
 
-def test_small_stack_selects_plain_small_stacks(rng):
-    limits = {"f": 4, "c": 2}
+def test_forward_stack_selects_plain_small_stacks(monkeypatch, rng):
+    monkeypatch.setattr(crossovers, "TEST_FORWARD_STACK_MAX_N", {"f": 4, "c": 2}, raising=False)
+    entry = "TEST_FORWARD_STACK_MAX_N"
     A = rng.standard_normal((2, 3, 4, 4))
-    assert small_stack(A, limits).shape == (6, 4, 4)
-    assert small_stack(A[0, 0], limits) is None  # one matrix: LAPACK
-    assert small_stack(rng.standard_normal((2, 5, 4)), limits) is None  # above the crossover
-    assert small_stack(A.astype(np.complex128), limits) is None  # complex crossover 2
-    assert small_stack(A.astype(np.complex64), limits) is None  # no kernel dtype
-    assert small_stack(np.zeros((0, 4, 4)), limits) is None
-    assert small_stack(A.tolist(), limits) is None
+    assert forward_stack(A, entry).shape == (6, 4, 4)
+    assert forward_stack(A[0, 0], entry) is None  # one matrix: LAPACK
+    assert forward_stack(rng.standard_normal((2, 5, 4)), entry) is None  # above the crossover
+    assert forward_stack(A.astype(np.complex128), entry) is None  # complex crossover 2
+    assert forward_stack(A.astype(np.complex64), entry) is None  # no kernel dtype
+    assert forward_stack(np.zeros((0, 4, 4)), entry) is None
+    assert forward_stack(A.tolist(), entry) is None
+    assert forward_stack(A[..., :1, :1], entry, min_n=2) is None  # below min_n
 
 
 def test_stacks_take_the_kernels(rng):
@@ -43,7 +50,7 @@ def test_stacks_take_the_kernels(rng):
 
 
 def test_above_the_crossover_and_single_matrices_take_lapack(rng):
-    n = max(EIGH_CROSSOVER_N["f"], SVD_CROSSOVER_N["f"], QR_FORWARD_CROSSOVER_N["f"]) + 1
+    n = max(EIGH_N["f"], SVD_N["f"], QR_N["f"]) + 1
     for A in (rng.standard_normal((2, n, n)), rng.standard_normal((4, 4))):
         H = A + A.mT
         np.testing.assert_array_equal(rrule(np.linalg.eigh, H)[0][1], np.linalg.eigh(H)[1])

@@ -137,7 +137,7 @@ def test_matrix_power_structured_and_low_rank(randn, well_conditioned, low_rank)
         np.testing.assert_allclose(A_bar.dense(), pullback(Y_bar.dense())[1], atol=1e-12)
         A_dot = low_rank(randn(np.float64, 5, 1), randn(np.float64, 5, 1))
         _, Y_dot = frule((NoTangent(), A_dot, NoTangent()), np.linalg.matrix_power, A, n)
-        assert type(Y_dot) is low_rank  # the pushforward's generic path keeps it too
+        assert type(Y_dot) is low_rank  # the pushforward's algebra path keeps it too
         dense_dot = frule((NoTangent(), A_dot.dense(), NoTangent()), np.linalg.matrix_power, A, n)
         np.testing.assert_allclose(Y_dot.dense(), dense_dot[1], atol=1e-12)
 

@@ -186,7 +186,7 @@ def test_scipy_options_are_checked_alike(spd, f, args):
 @pytest.mark.parametrize("n", [1, 4, 64, 65])
 @pytest.mark.parametrize("upper", [False, True])
 def test_small_factor_reads_numpys_triangle_and_keeps_the_input(spd, randn, dtype, n, upper):
-    # below _POTRF_MAX_N one matrix goes to LAPACK directly; it must read the triangle numpy reads
+    # up to crossovers.CHOLESKY_FORWARD_SINGLE_MAX_N one matrix goes to LAPACK directly; it must read the triangle numpy reads
     A = spd(dtype, n, n) + np.triu(randn(dtype, n, n), 1)  # garbage in the upper triangle
     A = A.T.copy() if upper else A  # ... or in the lower one, when numpy reads the upper
     before = A.copy()

@@ -1,9 +1,8 @@
 import numpy as np
 import pytest
 
+from kernels import crossovers
 from rules import frule, rrule
-from rules.linalg import determinant
-from rules.linalg.determinant import kdet
 from rules.testing import check_frule, check_rrule
 from tangents import Diagonal, LowerTriangular, NoTangent, Tangent, UpperTriangular, ZeroTangent
 
@@ -16,11 +15,15 @@ def path(request, monkeypatch):
     """Run with the crossovers as they are, det of every stack on numpy's gufuncs (the mid-size
     path), or with every size on the LAPACK path."""
     if request.param == "gufunc":
-        monkeypatch.setattr(kdet, "DET_CROSSOVER_N", 0)
+        monkeypatch.setattr(crossovers, "DET_STACK_MAX_N", 0)
     if request.param == "lapack":
-        for name in ("DET_CROSSOVER_N", "DET_SINGLE_CROSSOVER_N", "SLOGDET_CROSSOVER_N"):
-            monkeypatch.setattr(kdet, name, 0)
-        monkeypatch.setattr(determinant, "DET_GUFUNC_MAX_N", 0)
+        for name in (
+            "DET_STACK_MAX_N",
+            "DET_SINGLE_MAX_N",
+            "SLOGDET_STACK_MAX_N",
+            "DET_GUFUNC_STACK_MAX_N",
+        ):
+            monkeypatch.setattr(crossovers, name, 0)
     return request.param
 
 

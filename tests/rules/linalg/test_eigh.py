@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
-from kernels import _spectral
+from kernels import _spectral, crossovers
 from rules import frule, rrule
 from rules.linalg import eigh as reigh
 from rules.linalg._spectral import default_rtol
@@ -22,7 +22,7 @@ def hermitian(randn, dtype, *shape):
 def path(request, monkeypatch):
     """The kernels' loop path, or their BLAS path forced at small n."""
     if request.param == "blas":
-        monkeypatch.setattr(_spectral, "SMALL_N_MAX", 0)
+        monkeypatch.setattr(crossovers, "EIGH_LOOPS_MAX_N", 0)
     return request.param
 
 

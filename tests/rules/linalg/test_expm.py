@@ -9,7 +9,7 @@ from tangents import Diagonal, Hermitian, NoTangent, Symmetric, UpperTriangular
 
 
 class Cotangent:
-    """A user's tangent type with only the algebra the generic path uses; never an ndarray."""
+    """A user's tangent type with only the algebra the algebra path uses; never an ndarray."""
 
     __array_ufunc__ = None
 

@@ -151,7 +151,7 @@ def test_lstsq_takes_a_low_rank_cotangent_of_x(randn, low_rank, a_shape, rcond):
     x_bar = low_rank(randn(np.complex128, a_shape[1], 1), randn(np.complex128, 4, 1))
     zeros = (ZeroTangent(), NoTangent(), ZeroTangent())
     _, a_bar, b_bar = pullback((x_bar, *zeros))
-    assert type(a_bar) is low_rank  # the generic path: still factored
+    assert type(a_bar) is low_rank  # the algebra path: still factored
     assert type(b_bar) is low_rank
     _, a_want, b_want = pullback((x_bar.dense(), *zeros))
     np.testing.assert_allclose(a_bar.dense(), a_want, atol=1e-12)

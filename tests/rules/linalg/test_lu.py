@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
-from kernels import lu as klu
+from kernels import crossovers
 from rules import frule, rrule
 from rules.linalg import lu
 from rules.testing import check_frule, check_rrule
@@ -24,8 +24,8 @@ def test_lu(pivoted, dtype, shape, options):
 
 
 def test_large_matrices_take_the_blas_path(pivoted):
-    assert klu.LU_SINGLE_CROSSOVER_N < 18
-    assert klu.LU_CROSSOVER_N < 34
+    assert crossovers.LU_SINGLE_MAX_N < 18
+    assert crossovers.LU_STACK_MAX_N < 34
     A = pivoted(np.float64, 18, 18)
     check_rrule(sla.lu, A)
     check_frule(sla.lu, A)

@@ -4,6 +4,7 @@ checker's finite differences step 1e-3 of the largest entry; the kinks have thei
 import numpy as np
 import pytest
 
+from kernels import crossovers
 from rules import frule, rrule
 from rules.linalg import norms
 from rules.testing import check_frule, check_rrule
@@ -125,7 +126,7 @@ def test_svd_kernel_path_agrees_with_the_formula(svd_spread, rng, dtype, monkeyp
         tol = 1e-5 if dtype == np.float32 else 1e-12
         np.testing.assert_allclose(pullback(y_bar)[1], want, rtol=tol, atol=tol)
         assert len(calls) == n_calls + 1  # the kernel was taken, not the numpy formula
-    assert norms._SVD_KERNEL_MAX >= 3
+    assert crossovers.SVD_LOOPS_MAX_N >= 3
 
 
 def test_primal_is_numpys(spread, rng):

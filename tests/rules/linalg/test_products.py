@@ -80,7 +80,7 @@ def test_nan_in_nan_out(randn):
 # --- dot, vdot, inner, outer, kron ---------------------------------------------------------------
 
 DOT_SHAPES = [
-    ((3, 4), (4, 2)),  # matrices: the generic path
+    ((3, 4), (4, 2)),  # matrices: the algebra path
     ((4,), (4,)),  # vectors: inner product without conjugation
     ((3, 4), (4,)),
     ((4,), (4, 3)),

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
-from kernels import qr as kqr
+from kernels import crossovers
 from rules import frule, rrule
 from rules.linalg import qr
 from rules.testing import check_frule, check_rrule
@@ -39,12 +39,12 @@ def test_scipy_output_containers_are_scipys(dominant):
 
 
 def test_large_matrices_take_the_blas_path(dominant):
-    assert kqr.QR_SINGLE_CROSSOVER_N < 14
-    assert kqr.QR_CROSSOVER_N < 18
-    A = dominant(np.float64, 20, 14)  # above QR_SINGLE_CROSSOVER_N: one BLAS pullback
+    assert crossovers.QR_SINGLE_MAX_N < 14
+    assert crossovers.QR_STACK_MAX_N < 18
+    A = dominant(np.float64, 20, 14)  # above QR_SINGLE_MAX_N: one BLAS pullback
     check_rrule(np.linalg.qr, A)
     check_frule(np.linalg.qr, A)
-    check_rrule(np.linalg.qr, dominant(np.float64, 2, 12, 18))  # a stack above QR_CROSSOVER_N
+    check_rrule(np.linalg.qr, dominant(np.float64, 2, 12, 18))  # a stack above QR_STACK_MAX_N
 
 
 @pytest.mark.parametrize("shape", [(6, 4, 4), (6, 5, 3), (6, 3, 5), (20, 20), (14, 19)])

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
+from kernels import crossovers
 from rules import frule, rrule
 from rules.linalg import _systems
 from rules.testing import check_frule, check_rrule
@@ -34,14 +35,14 @@ def test_numpy_solve(randn, dtype, a_shape, b_shape):
 @pytest.fixture
 def lapack_for_stacks(monkeypatch):
     """Stacks of any size take the per-matrix LAPACK path (one matrix always does)."""
-    monkeypatch.setattr(_systems, "SMALL_STACK_N", 0)
-    monkeypatch.setattr(_systems, "GUFUNC_STACK_MAX_N", 0)
+    monkeypatch.setattr(crossovers, "SOLVE_STACK_MAX_N", 0)
+    monkeypatch.setattr(crossovers, "SOLVE_GUFUNC_STACK_MAX_N", 0)
 
 
 @pytest.fixture
 def gufunc_for_stacks(monkeypatch):
     """Stacks of any size take numpy's batched solve (the mid-size path)."""
-    monkeypatch.setattr(_systems, "SMALL_STACK_N", 0)
+    monkeypatch.setattr(crossovers, "SOLVE_STACK_MAX_N", 0)
 
 
 @pytest.mark.parametrize(("a_shape", "b_shape"), [((2, 4, 4), (4,)), ((2, 1, 3, 3), (3, 3, 1))])
@@ -148,8 +149,8 @@ def test_scipy_solve(spd, randn, dtype, assume_a, lower):
 def test_scipy_solve_stacked(spd, randn, monkeypatch, assume_a, path):
     # one matrix takes LAPACK's getrf/potrf/sytrf/hetrf (test_scipy_solve); stacks too here
     if path == "lapack":
-        monkeypatch.setattr(_systems, "SMALL_STACK_N", 0)
-        monkeypatch.setattr(_systems, "GUFUNC_STACK_MAX_N", 0)
+        monkeypatch.setattr(crossovers, "SOLVE_STACK_MAX_N", 0)
+        monkeypatch.setattr(crossovers, "SOLVE_GUFUNC_STACK_MAX_N", 0)
     dtype = np.complex128
     if assume_a == "sym":  # complex symmetric, broadcast against a stack of right-hand sides
         a = Symmetric(randn(dtype, 3, 3) + 3 * np.eye(3))

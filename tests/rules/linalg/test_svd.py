@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
-from kernels import _spectral
+from kernels import _spectral, crossovers
 from rules import frule, rrule, split_cotangent
 from rules.linalg import svd as rsvd
 from rules.linalg.svd import GaugeError
@@ -25,14 +25,14 @@ SHAPES = [(4, 4), (5, 3), (3, 5)]  # square, tall, wide: the kernel tests' shape
 def path(request, monkeypatch):
     """The kernels' loop path, or their BLAS path forced at small sizes."""
     if request.param == "blas":
-        monkeypatch.setattr(_spectral, "SMALL_N_MAX", 0)
+        monkeypatch.setattr(crossovers, "SVD_LOOPS_MAX_N", 0)
     return request.param
 
 
 @pytest.fixture
 def blas_path(monkeypatch):
     """Shapes other than SHAPES through the BLAS path, whose kernels do not compile per shape."""
-    monkeypatch.setattr(_spectral, "SMALL_N_MAX", 0)
+    monkeypatch.setattr(crossovers, "SVD_LOOPS_MAX_N", 0)
 
 
 @pytest.fixture

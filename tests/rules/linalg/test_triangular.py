@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
+from kernels import crossovers
 from rules import frule, rrule
-from rules.linalg import triangular
 from rules.testing import check_frule, check_rrule
 from tangents import LowerTriangular, NoTangent, UpperTriangular
 
@@ -47,7 +47,9 @@ def test_shapes(randn, dtype, a_shape, b_shape):
 
 
 def test_large_systems_take_the_blas_path(randn, dtype, monkeypatch):
-    monkeypatch.setattr(triangular, "BLAS_MIN_SIZE", 1)  # BLAS for every size: cheap to check
+    monkeypatch.setattr(
+        crossovers, "SOLVE_TRIANGULAR_KERNEL_MAX_SIZE", 0
+    )  # BLAS for every size: cheap to check
     a, b = triangular_system(randn, dtype, (4, 4), (2, 4, 3))
     check_rrule(sla.solve_triangular, a, b, 1, True)
     check_frule(sla.solve_triangular, a, b, 2, False)

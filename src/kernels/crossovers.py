@@ -1,0 +1,85 @@
+"""The crossover table: up to which matrix order each compiled path runs.
+
+One table, one convention: a path runs for order ``n <= NAME`` (``NAME`` ends in ``_MAX_N``, or
+``_MAX_SIZE`` for a product of dimensions); above it the next path named in the entry takes over.
+Each name starts with the bench case that measures it (``python -m bench --ops CASE``, e.g.
+``lu.pullback`` for ``LU_*``); ``SINGLE`` entries are for one matrix, ``STACK`` entries for a
+stack ``(..., n, n)``. The values were chosen where the two paths cross in those cases (float64,
+one BLAS thread, 2 cores); re-measure with the bench before changing one, and keep the timings
+in its output, not here.
+
+Rules read the table through :mod:`rules.core.dispatch`, at call time, so a test may lower an
+entry (``monkeypatch.setattr(crossovers, "LU_STACK_MAX_N", 0)``) to force the other path. This
+module imports nothing, so kernels and rules share it without a cycle.
+"""
+
+# cholesky.pullback / cholesky.pushforward: the Numba loop kernels (one matrix and stacks) up to
+# here, the blocked level-3 BLAS algorithm (kernels.cholesky.*_blocked) per matrix above.
+CHOLESKY_PULLBACK_MAX_N = 47
+CHOLESKY_PUSHFORWARD_MAX_N = 79
+
+# cholesky (the rrule's forward): one matrix calls LAPACK potrf directly up to here, skipping
+# numpy's wrapper, whose fixed cost matters only for small n; np.linalg.cholesky above.
+CHOLESKY_FORWARD_SINGLE_MAX_N = 64
+
+# cholesky.whole / lu.whole / inv.whole (the rrule's forward on a stack (..., n, n) of a kernel
+# dtype): the batched forward kernels (kernels.cholesky_factor, kernels.lu_unpacked with
+# kernels.lu, kernels.inverse) up to here, numpy's or scipy's LAPACK loop above.
+CHOLESKY_FORWARD_STACK_MAX_N = 16
+LU_FORWARD_STACK_MAX_N = 24
+INV_FORWARD_STACK_MAX_N = 16
+
+# eigh.whole / svd.whole / qr.whole (and eigvalsh, svdvals): the batched Jacobi and Householder
+# forward kernels (kernels.eigh_forward, svd_forward, qr_forward) up to here, by dtype kind
+# ("f" real, "c" complex: complex arithmetic vectorises less well across matrices), numpy's
+# LAPACK loop above; one matrix always takes LAPACK.
+EIGH_FORWARD_STACK_MAX_N = {"f": 12, "c": 4}
+SVD_FORWARD_STACK_MAX_N = {"f": 12, "c": 6}
+QR_FORWARD_STACK_MAX_N = {"f": 16, "c": 12}
+
+# lu.pullback / lu.pushforward: the loop kernels up to here, the BLAS variant
+# (kernels.lu.*_blas, triangular solves with the forward's factors) above.
+LU_SINGLE_MAX_N = 16
+LU_STACK_MAX_N = 32
+
+# qr.pullback / qr.pushforward: the loop kernels up to here, kernels.qr.*_blas above.
+QR_SINGLE_MAX_N = 12
+QR_STACK_MAX_N = 16
+
+# inv.pullback / inv.pushforward: the loop kernels up to here, two BLAS gemm above.
+INV_SINGLE_MAX_N = 4
+INV_STACK_MAX_N = 4
+
+# solve.pullback (k = n right-hand sides): stacks up to SOLVE_STACK_MAX_N are factored and solved
+# by the batched LU (Cholesky) kernels; LU-kind stacks up to SOLVE_GUFUNC_STACK_MAX_N by numpy's
+# batched np.linalg.solve (no kept factors, but no Python loop); LAPACK per matrix above, and
+# for one matrix at every order.
+SOLVE_STACK_MAX_N = 16
+SOLVE_GUFUNC_STACK_MAX_N = 32
+
+# solve_triangular.pullback: the batched Numba solve while n * n * k stays up to this, BLAS trsm
+# per matrix above.
+SOLVE_TRIANGULAR_KERNEL_MAX_SIZE = 32**3 - 1
+
+# det.pullback: the complete-pivoting kernel up to DET_*_MAX_N; mid-size stacks up to
+# DET_GUFUNC_STACK_MAX_N through numpy's batched gufuncs; LAPACK getrf with the kept LU above.
+DET_SINGLE_MAX_N = 12
+DET_STACK_MAX_N = 16
+DET_GUFUNC_STACK_MAX_N = 32
+
+# det.pullback at large n: an inverse from the kept LU by getri up to here, by getrs on the
+# identity above (OpenBLAS's getri falls behind once the matrix leaves the cache).
+DET_GETRI_MAX_N = 511
+
+# slogdet.pullback: stacks up to here keep the batched LU kernel's factors; LAPACK getrf above
+# and for one matrix.
+SLOGDET_STACK_MAX_N = 32
+
+# eigh.pullback / svd.pullback (and eigvalsh, svdvals, matrix_norm's nuclear and 2-norms): the
+# unrolled loop kernels up to here (max(m, n) for svd), the tiled BLAS kernels above.
+EIGH_LOOPS_MAX_N = 8
+SVD_LOOPS_MAX_N = 6
+
+# matmul.pullback / matmul.pushforward: stacks of matrices up to this on a side go through
+# kernels.products in one compiled call; numpy's stacked matmul above.
+MATMUL_STACK_MAX_N = 4

@@ -1,0 +1,110 @@
+import numpy as np
+import pytest
+
+from kernels import crossovers
+from rules.core.dispatch import kernel_eligible, kernel_operands, kernel_ready, paths
+from tangents import Diagonal, Thunk
+
+
+def recorder(name, calls):
+    def path(*args):
+        calls.append((name, tuple(np.shape(a) for a in args)))
+        return args[0] if name != "batched" else args[0].copy()
+
+    return path
+
+
+@pytest.fixture
+def declared(monkeypatch):
+    monkeypatch.setattr(crossovers, "LU_SINGLE_MAX_N", 3)
+    monkeypatch.setattr(crossovers, "LU_STACK_MAX_N", 5)
+    calls = []
+    made = paths(
+        algebra=recorder("algebra", calls),
+        formula=recorder("formula", calls),
+        single=recorder("single", calls),
+        batched=recorder("batched", calls),
+        large=recorder("large", calls),
+        single_max_n="LU_SINGLE_MAX_N",
+        stack_max_n="LU_STACK_MAX_N",
+    )
+    return made, calls
+
+
+def test_the_gate_is_plain_ndarrays_of_a_kernel_dtype():
+    assert kernel_eligible(np.zeros(2))
+    assert kernel_eligible(np.zeros(2, np.float32))
+    assert kernel_eligible(np.zeros(2, np.complex128))
+    assert not kernel_eligible(np.zeros(2, np.complex64))
+    assert not kernel_eligible(np.zeros(2, np.int64))
+    assert not kernel_eligible(np.zeros(2).view(np.matrix))  # a subclass: not a plain ndarray
+    assert not kernel_eligible(Diagonal(np.ones(2)))
+    assert not kernel_eligible(Thunk(lambda: np.zeros(2)))
+    assert not kernel_eligible([0.0, 1.0])
+
+
+def test_kernel_ready_also_needs_one_dtype_c_order_and_writable():
+    a = np.zeros((2, 2))
+    assert kernel_ready(a, a)
+    assert not kernel_ready(a, a.astype(np.float32))
+    assert not kernel_ready(a, np.asfortranarray(np.ones((2, 2))))
+    assert not kernel_ready(a, np.broadcast_to(np.ones(2), (2, 2)))
+    assert kernel_operands(Diagonal(np.ones(2)), a) is None
+
+
+def test_one_small_matrix_takes_the_single_kernel(declared):
+    made, calls = declared
+    made(np.zeros((3, 3)), np.ones((3, 3)))
+    assert calls == [("single", ((3, 3), (3, 3)))]
+
+
+def test_one_larger_matrix_takes_the_large_kernel_and_the_order_can_be_given(declared):
+    made, calls = declared
+    made(np.zeros((4, 4)), np.ones((4, 4)))
+    made(np.zeros((2, 2)), np.ones((2, 2)), n=4)
+    assert [name for name, _ in calls] == ["large", "large"]
+
+
+def test_stacks_take_the_batched_kernel_flattened_then_large_per_matrix(declared):
+    made, calls = declared
+    out = made(np.zeros((2, 3, 5, 5)), np.ones((2, 3, 5, 5)))
+    assert calls == [("batched", ((6, 5, 5), (6, 5, 5)))]
+    assert out.shape == (2, 3, 5, 5)  # the batch axes restored
+    calls.clear()
+    out = made(np.zeros((2, 6, 6)), np.ones((2, 6, 6)))
+    assert calls == [("large", ((6, 6), (6, 6)))] * 2
+    assert out.shape == (2, 6, 6)
+
+
+def test_non_ndarrays_take_the_algebra_path_other_dtypes_the_formula(declared):
+    made, calls = declared
+    made(np.zeros((2, 2)), Diagonal(np.ones(2)))
+    made(np.zeros((2, 2), np.complex64), np.ones((2, 2), np.complex64))
+    made(np.zeros((2, 2), np.float16), np.ones((2, 2)))
+    assert [name for name, _ in calls] == ["algebra", "formula", "formula"]
+
+
+def test_operands_are_normalised_before_a_kernel_sees_them():
+    seen = []
+    made = paths(
+        formula=abs,
+        single=lambda *args: seen.append(args),
+        single_max_n="LU_SINGLE_MAX_N",
+        stack_max_n="LU_STACK_MAX_N",
+    )
+    made(np.zeros((3, 3), np.float32), np.asfortranarray(np.ones((3, 3))))
+    ((_, L_bar),) = seen
+    assert L_bar.dtype == np.float32  # cast to the first operand's dtype
+    assert L_bar.flags.c_contiguous
+
+
+def test_index_arrays_follow_the_operands_and_the_stack(declared):
+    made, calls = declared
+    perm = np.zeros((2, 3, 4), np.int32)
+    made(np.zeros((2, 3, 4, 4)), np.ones((2, 3, 4, 4)), index=(perm,))
+    assert calls == [("batched", ((6, 4, 4), (6, 4, 4), (6, 4)))]
+
+
+def test_an_unknown_crossover_name_fails_when_the_paths_are_declared():
+    with pytest.raises(AttributeError):
+        paths(formula=abs, single_max_n="NO_SUCH_MAX_N", stack_max_n="LU_STACK_MAX_N")
