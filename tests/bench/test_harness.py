@@ -102,7 +102,7 @@ def test_the_timed_pullback_is_the_checked_one(monkeypatch):
     monkeypatch.setattr(harness, "rrule", counting_rrule)
     inputs = MATMUL_PULLBACK.inputs(Size(4), np.random.default_rng(0))
     inputs.output = MATMUL_PULLBACK.forward(inputs)
-    callables, _, _ = harness._ours(MATMUL_PULLBACK, inputs)
+    callables, _, _, _ = harness._ours(MATMUL_PULLBACK, inputs)
     assert len(made) == 1  # one rrule call so far: the checked one
     callables["ours"]()
     assert len(made) == 1
