@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import rrule_with_options
 from rules.core.registry import frule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -54,7 +55,7 @@ def _register(f: Any, name: str, default_mode: str) -> None:
         project_a, project_v = ProjectTo(a), ProjectTo(v)
 
         def convolution_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
-            g = np.asarray(as_array_cotangent(y_bar, f"np.{name}'s pullback"))
+            g = as_array(as_array_cotangent(y_bar, f"np.{name}'s pullback"))
             full = np.zeros(m + n - 1, dtype=g.dtype)
             full[start : start + g.size] = g
             a_bar = np.correlate(full, w, "valid")

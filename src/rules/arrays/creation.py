@@ -24,6 +24,7 @@ import numpy as np
 
 from rules.core.broadcasting import broadcast_tangent, unbroadcast
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import is_constant, normalize_axes, rrule_with_options
 from rules.core.registry import frule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -69,7 +70,7 @@ def linspace_rrule(
         g, s_bar = (unthunk(p) for p in parts)
         weights = [0.0, 0.0]
         if not isinstance(g, AbstractZero):
-            g = np.asarray(as_array_cotangent(g, "np.linspace's pullback"))
+            g = as_array(as_array_cotangent(g, "np.linspace's pullback"))
             weights = [np.sum((1 - t) * g, axis=along), np.sum(t * g, axis=along)]
         if not isinstance(s_bar, AbstractZero) and div > 0:
             s_bar = as_array_cotangent(s_bar, "np.linspace's pullback")
@@ -79,7 +80,7 @@ def linspace_rrule(
             if project is None or not differentiable:
                 cotangents.append(NoTangent())
             else:
-                cotangents.append(project(unbroadcast(np.asarray(w), shape)))
+                cotangents.append(project(unbroadcast(as_array(w), shape)))
         return tuple(cotangents)
 
     return out, linspace_pullback
@@ -108,7 +109,7 @@ def linspace_frule(
         if isinstance(dot, AbstractZero) or is_constant(value):
             raw.append(np.zeros(np.shape(value)))
         else:
-            raw.append(np.asarray(as_array_cotangent(dot, "np.linspace's frule")))
+            raw.append(as_array(as_array_cotangent(dot, "np.linspace's frule")))
     if not _inexact(samples):
         return out, ZeroTangent()
     common = np.broadcast_shapes(np.shape(start), np.shape(stop))
@@ -118,7 +119,7 @@ def linspace_frule(
     if not retstep:
         return out, y_dot
     step_dot = (raw[1] - raw[0]) / div if div else np.zeros(np.shape(out[1]))
-    return out, Tangent(tuple, y_dot, ProjectTo(out[1])(np.asarray(step_dot)))
+    return out, Tangent(tuple, y_dot, ProjectTo(out[1])(as_array(step_dot)))
 
 
 @rrule_with_options(np.full)
@@ -134,7 +135,7 @@ def full_rrule(
         g = as_array_cotangent(y_bar, "np.full's pullback")
         if project is None:
             return NoTangent(), NoTangent(), NoTangent()
-        return NoTangent(), NoTangent(), project(unbroadcast(np.asarray(g), fill_shape))
+        return NoTangent(), NoTangent(), project(unbroadcast(as_array(g), fill_shape))
 
     return y, full_pullback
 

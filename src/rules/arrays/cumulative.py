@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule
 from tangents import NoTangent, ProjectTo
@@ -37,7 +38,7 @@ __all__: list[str] = []
 
 def _along_last(a: Any, axis: Any) -> tuple[np.ndarray, int]:
     """``a`` with the cumulative axis last (flattened first for ``axis=None``), and that axis."""
-    a = np.asarray(a)
+    a = as_array(a)
     if axis is None:
         return a.reshape(-1), 0
     axis = axis % a.ndim if a.ndim else 0

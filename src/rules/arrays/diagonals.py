@@ -26,6 +26,7 @@ import numpy as np
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
 from rules.core.linear_frules import register_linear_frule
+from rules.core.nesting import as_array
 from rules.core.options import refuse, rrule_with_options
 from tangents import NoTangent, ProjectTo
 
@@ -80,7 +81,7 @@ def trace_rrule(
     project_a = ProjectTo(a)
 
     def trace_pullback(y_bar: Any) -> tuple[Any, Any]:
-        g = np.asarray(as_array_cotangent(y_bar, "np.trace's pullback"))
+        g = as_array(as_array_cotangent(y_bar, "np.trace's pullback"))
         a_bar = _on_diagonal(g[..., None], shape, _result_dtype(a, g), offset, axis1, axis2)
         return NoTangent(), project_a(a_bar)
 

@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import (
     is_constant,
     normalize_axes,
@@ -85,7 +86,7 @@ def diff_rrule(
             edges.append((start, size, np.shape(value), ProjectTo(value)))
 
     def diff_pullback(y_bar: Any) -> tuple[Any, ...]:
-        g = np.asarray(as_array_cotangent(y_bar, "np.diff's pullback"))
+        g = as_array(as_array_cotangent(y_bar, "np.diff's pullback"))
         for _ in range(n):
             g = _diff_adjoint(g, along)
         a_bar = project_a(np.take(g, range(before, before + length), axis=along))
@@ -166,7 +167,7 @@ def _spacings(varargs: tuple[Any, ...], n_axes: int) -> list[tuple[Any, ...]]:
 def _apply_transpose(D: sp.csr_array, g: np.ndarray, axis: int) -> np.ndarray:
     """``D^T`` applied along ``axis`` of ``g``."""
     moved = np.moveaxis(g, axis, 0)
-    out = np.asarray(D.T @ moved.reshape(moved.shape[0], -1)).reshape(moved.shape)
+    out = as_array(D.T @ moved.reshape(moved.shape[0], -1)).reshape(moved.shape)
     return np.moveaxis(out, 0, axis)
 
 
@@ -190,7 +191,7 @@ def gradient_rrule(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1)
             part = unthunk(part)
             if isinstance(part, AbstractZero):
                 continue
-            g = np.asarray(as_array_cotangent(part, "np.gradient's pullback"))
+            g = as_array(as_array_cotangent(part, "np.gradient's pullback"))
             f_bar = f_bar + _apply_transpose(D, g, ax)
             if h and np.ndim(h[0]) == 0:  # y = D_1 f / h: the spacing scales the output
                 k = 0 if len(varargs) == 1 else axes.index(ax)
@@ -266,7 +267,7 @@ def trapezoid_rrule(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any
     r = np.trapezoid(y, x, dx, axis)
     along = normalize_axes(axis, np.ndim(y))[0]
     d = _widths(y, x, dx, along)
-    y_arr = np.asarray(y)
+    y_arr = as_array(y)
     project_y = ProjectTo(y)
     project_x = None if x is None else ProjectTo(x)
     project_dx = None if (x is not None or isinstance(dx, int)) else ProjectTo(dx)
@@ -310,5 +311,5 @@ def trapezoid_frule(
     if not isinstance(moving, AbstractZero):
         moving = as_array_cotangent(moving, "np.trapezoid's frule")
         d_dot = _widths(y, moving, None, along) if x is not None else moving
-        r_dot = r_dot + np.sum(d_dot * _pair_means(np.asarray(y), along), axis=along)
+        r_dot = r_dot + np.sum(d_dot * _pair_means(as_array(y), along), axis=along)
     return r, ProjectTo(r)(r_dot)

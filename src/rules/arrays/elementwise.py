@@ -43,6 +43,7 @@ import numpy as np
 
 from rules.core.broadcasting import broadcast_tangent, unbroadcast
 from rules.core.definition import scalar_rule
+from rules.core.nesting import as_array
 from rules.core.options import is_constant, refuse
 from rules.core.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
@@ -57,7 +58,7 @@ def _inexact(x: Any) -> Any:
     """``x`` itself if it is a float or complex, else ``x`` as float64 (for integer powers)."""
     if np.issubdtype(np.result_type(x), np.inexact):
         return x
-    return np.asarray(x, dtype=np.float64)
+    return as_array(x, dtype=np.float64)
 
 
 def _quiet(partials: Any) -> Any:
@@ -139,7 +140,7 @@ def _power_partials(x: Any, p: Any, y: Any) -> tuple[Any, Any]:
 
 def _float_power_partials(x: Any, p: Any, y: Any) -> tuple[Any, Any]:
     """Partials of ``float_power(x, p)``: those of ``power``, in double precision."""
-    return _power_partials(np.asarray(x, dtype=np.result_type(x, np.float64)), p, y)
+    return _power_partials(as_array(x, dtype=np.result_type(x, np.float64)), p, y)
 
 
 scalar_rule(np.multiply, lambda a, b, y: (b, a))

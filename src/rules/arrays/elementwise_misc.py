@@ -30,6 +30,7 @@ import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
 from rules.core.definition import scalar_rule
+from rules.core.nesting import as_array
 from rules.core.options import rrule_with_options
 from rules.core.registry import frule
 from tangents import NoTangent, ProjectTo
@@ -38,7 +39,7 @@ __all__: list[str] = []
 
 
 def _sinc_partial(x: Any, y: Any) -> Any:
-    x = np.asarray(x)
+    x = as_array(x)
     at_zero = x == 0
     safe = np.where(at_zero, 1, x)
     return np.where(at_zero, 0, (np.cos(np.pi * x) - y) / safe)
@@ -57,7 +58,7 @@ scalar_rule(np.radians, lambda x, y: np.pi / 180)
 
 def _kept(x: Any) -> Any:
     """Where ``nan_to_num`` keeps ``x`` (a complex ``x``: per real and imaginary part)."""
-    x = np.asarray(x)
+    x = as_array(x)
     if x.dtype.kind == "c":
         return np.isfinite(x.real), np.isfinite(x.imag)
     return np.isfinite(x) if x.dtype.kind == "f" else np.ones(x.shape, dtype=bool)
@@ -78,7 +79,7 @@ def nan_to_num_rrule(x: Any, copy: bool = True, **kwargs: Any) -> Any:
 
     def nan_to_num_pullback(y_bar: Any) -> tuple[Any, Any]:
         g = as_array_cotangent(y_bar, "np.nan_to_num's pullback")
-        return NoTangent(), project_x(_mask(np.asarray(g), kept))
+        return NoTangent(), project_x(_mask(as_array(g), kept))
 
     return y, nan_to_num_pullback
 
@@ -87,7 +88,7 @@ def nan_to_num_rrule(x: Any, copy: bool = True, **kwargs: Any) -> Any:
 def nan_to_num_frule(tangents: tuple[Any, ...], x: Any, copy: bool = True, **kwargs: Any) -> Any:
     """``ẏ = ẋ`` where ``x`` is finite, 0 elsewhere."""
     y = np.nan_to_num(x, copy=True, **kwargs)
-    x_dot = np.asarray(as_array_cotangent(tangents[1], "np.nan_to_num's frule"))
+    x_dot = as_array(as_array_cotangent(tangents[1], "np.nan_to_num's frule"))
     return y, ProjectTo(y)(_mask(x_dot, _kept(x)))
 
 

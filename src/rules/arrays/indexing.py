@@ -35,6 +35,7 @@ import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
 from rules.core.linear_frules import register_linear_frule
+from rules.core.nesting import as_array, call, is_traced
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule, rrule
 from tangents import (
@@ -71,6 +72,8 @@ def scatter_cotangent(x: Any, index: Any, g: Any, accumulate: bool) -> Any:
     dtype = tangent_dtype(np.result_type(x))
     if dtype is None or isinstance(g, AbstractZero):
         return NoTangent() if dtype is None else g
+    if is_traced(g):  # a nested differentiation: the scatter is itself a traced call
+        return call(scatter_into_zeros, g, shape, dtype, index, accumulate)
 
     def scatter_add(acc: np.ndarray) -> np.ndarray:
         if accumulate:
@@ -85,13 +88,66 @@ def scatter_cotangent(x: Any, index: Any, g: Any, accumulate: bool) -> Any:
     return InplaceableThunk(scatter_add, Thunk(scattered))
 
 
+def scatter_into_zeros(
+    g: Any, shape: tuple[int, ...], dtype: Any, index: Any, accumulate: bool
+) -> np.ndarray:
+    """``zeros(shape, dtype)`` with ``g`` added at ``index``: the pullback of ``x[index]``.
+
+    A function of its own, with rules, so that a nested differentiation records the scatter as
+    one call (its adjoint is the gather ``y_bar[index]``).
+    """
+    acc = np.zeros(shape, dtype=dtype)
+    if accumulate:
+        np.add.at(acc, index, g)
+    else:
+        acc[index] += g
+    return acc
+
+
+@rrule.register(scatter_into_zeros)
+def scatter_into_zeros_rrule(
+    g: Any, shape: tuple[int, ...], dtype: Any, index: Any, accumulate: bool
+) -> Any:
+    r"""The scatter is linear in ``g``: :math:`\bar g = \bar y[\text{index}]`."""
+    y = scatter_into_zeros(g, shape, dtype, index, accumulate)
+    project_g = ProjectTo(g)
+
+    def scatter_into_zeros_pullback(y_bar: Any) -> tuple[Any, ...]:
+        y_bar = as_array_cotangent(y_bar, "the scatter's pullback")
+        return (
+            NoTangent(),
+            project_g(y_bar[index]),
+            NoTangent(),
+            NoTangent(),
+            NoTangent(),
+            NoTangent(),
+        )
+
+    return y, scatter_into_zeros_pullback
+
+
+@frule.register(scatter_into_zeros)
+def scatter_into_zeros_frule(
+    tangents: tuple[Any, ...], g: Any, shape: Any, dtype: Any, index: Any, accumulate: bool
+) -> Any:
+    """``ẏ`` is the scatter of ``ġ``."""
+    y = scatter_into_zeros(g, shape, dtype, index, accumulate)
+    g_dot = tangents[1]
+    if isinstance(g_dot, AbstractZero):
+        return y, g_dot
+    g_dot = as_array_cotangent(unthunk(g_dot), "the scatter's frule")
+    if is_traced(g_dot):
+        return y, call(scatter_into_zeros, g_dot, shape, dtype, index, accumulate)
+    return y, scatter_into_zeros(g_dot, shape, dtype, index, accumulate)
+
+
 # --- x[idx] -------------------------------------------------------------------------------------
 
 
 @rrule.register(operator.getitem)
 def getitem_rrule(x: Any, index: Any) -> Any:
     r"""``y = x[index]``: :math:`\bar x = 0` except ``x̄[index] += ȳ`` (accumulating repeats)."""
-    if not isinstance(x, np.ndarray):
+    if not (isinstance(x, np.ndarray) or is_traced(x)):
         return None
     y = x[index]
     project_y = ProjectTo(y)
@@ -107,10 +163,10 @@ def getitem_rrule(x: Any, index: Any) -> Any:
 @frule.register(operator.getitem)
 def getitem_frule(tangents: tuple[Any, ...], x: Any, index: Any) -> Any:
     """``ẏ = ẋ[index]``."""
-    if not isinstance(x, np.ndarray):
+    if not (isinstance(x, np.ndarray) or is_traced(x)):
         return None
     y = x[index]
-    x_dot = np.asarray(as_array_cotangent(tangents[1], "getitem's frule"))
+    x_dot = as_array(as_array_cotangent(tangents[1], "getitem's frule"))
     return y, ProjectTo(y)(x_dot[index])
 
 
@@ -119,7 +175,7 @@ def getitem_frule(tangents: tuple[Any, ...], x: Any, index: Any) -> Any:
 
 def _in_range(indices: Any, n: int, mode: str) -> Any:
     """Indices into an axis of length ``n`` as ``take`` reads them in ``mode``, all in ``[0, n)``."""
-    indices = np.asarray(indices)
+    indices = as_array(indices)
     if mode == "wrap":
         return np.mod(indices, n)
     if mode == "clip":
@@ -182,7 +238,7 @@ def take_along_axis_rrule(arr: Any, indices: Any, axis: Any = -1) -> Any:
     """``y = take_along_axis(arr, indices, axis)``: ``ārr`` accumulates ``ȳ`` where it was read."""
     y = np.take_along_axis(arr, indices, axis=axis)
     shape = np.shape(arr)
-    indices = np.asarray(indices)
+    indices = as_array(indices)
     if axis is None:  # indices into the flattened array
         index: Any = np.unravel_index(_in_range(indices, int(np.prod(shape)), "raise"), shape)
     else:
@@ -236,7 +292,7 @@ def sort_frule(
     """``ẏ = take_along_axis(ȧ, argsort(a), axis)``."""
     perm = _sort_permutation(a, axis, order)
     y = np.sort(a, axis=axis, kind=kind, **kwargs)
-    a_dot = np.asarray(as_array_cotangent(tangents[1], "np.sort's frule"))
+    a_dot = as_array(as_array_cotangent(tangents[1], "np.sort's frule"))
     if axis is None:
         return y, ProjectTo(y)(a_dot.reshape(-1)[perm])
     return y, ProjectTo(y)(np.take_along_axis(a_dot, perm, axis=axis))
@@ -282,7 +338,7 @@ def partition_frule(
     refuse("partition", order=order)
     y = np.partition(a, kth, axis=axis, kind=kind)
     perm = np.argpartition(a, kth, axis=axis, kind=kind)
-    a_dot = np.asarray(as_array_cotangent(tangents[1], "np.partition's frule"))
+    a_dot = as_array(as_array_cotangent(tangents[1], "np.partition's frule"))
     if axis is None:
         return y, ProjectTo(y)(a_dot.reshape(-1)[perm])
     return y, ProjectTo(y)(np.take_along_axis(a_dot, perm, axis=axis))
@@ -304,7 +360,7 @@ def bincount_rrule(x: Any, weights: Any = None, minlength: int = 0) -> Any:
         g = as_array_cotangent(y_bar, "np.bincount's pullback")
         if project_w is None:
             return NoTangent(), NoTangent()
-        return NoTangent(), NoTangent(), project_w(np.asarray(g)[np.asarray(x)])
+        return NoTangent(), NoTangent(), project_w(as_array(g)[as_array(x)])
 
     return y, bincount_pullback
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import is_constant, refuse, rrule_with_options
 from rules.core.registry import frule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -39,7 +40,7 @@ class _Interpolation:
     """The interval, position and slope of each query point of ``np.interp``."""
 
     def __init__(self, x: Any, xp: Any, fp: Any, left: Any, right: Any) -> None:
-        x, xp, fp = np.asarray(x, dtype=np.float64), np.asarray(xp), np.asarray(fp)
+        x, xp, fp = as_array(x, dtype=np.float64), as_array(xp), as_array(fp)
         n = xp.shape[0]
         self.i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, max(n - 2, 0))
         self.i1 = np.minimum(self.i + 1, n - 1)
@@ -75,7 +76,7 @@ def interp_rrule(
     n = plan.n
 
     def interp_pullback(y_bar: Any) -> tuple[Any, ...]:
-        g = np.asarray(as_array_cotangent(y_bar, "np.interp's pullback"))
+        g = as_array(as_array_cotangent(y_bar, "np.interp's pullback"))
         w0, w1, x0, x1 = plan.weights()
         slope = np.where(plan.inside, plan.slope, 0)
         x_bar = project_x(np.reshape(np.real(np.conj(slope) * g), np.shape(x)))
@@ -109,7 +110,7 @@ def interp_frule(
     dots = [
         None
         if isinstance(t, AbstractZero)
-        else np.asarray(as_array_cotangent(t, "np.interp's frule"))
+        else as_array(as_array_cotangent(t, "np.interp's frule"))
         for t in dots
     ]
     y_dot: Any = np.zeros(np.shape(y), dtype=np.result_type(y, np.float64))
@@ -134,14 +135,14 @@ def _derivative(p: np.ndarray) -> np.ndarray:
 def polyval_rrule(p: Any, x: Any) -> Any:
     r"""``y = polyval(p, x)``: :math:`\bar p_i = \sum \overline{x^{n-1-i}} \bar y`, :math:`\bar x = \overline{p'(x)} \bar y`."""
     y = np.polyval(p, x)
-    p_arr = np.asarray(p)
+    p_arr = as_array(p)
     powers = np.arange(p_arr.shape[0] - 1, -1, -1)
     project_p = ProjectTo(p)
     project_x = None if is_constant(x) else ProjectTo(x)
 
     def polyval_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
-        g = np.asarray(as_array_cotangent(y_bar, "np.polyval's pullback"))
-        xs = np.asarray(x)
+        g = as_array(as_array_cotangent(y_bar, "np.polyval's pullback"))
+        xs = as_array(x)
         monomials = np.power.outer(xs, powers)  # (*x.shape, n)
         p_bar = np.tensordot(g, np.conj(monomials), axes=g.ndim)
         x_bar: Any = NoTangent()
@@ -164,5 +165,5 @@ def polyval_frule(tangents: tuple[Any, ...], p: Any, x: Any) -> Any:
         y_dot = y_dot + np.polyval(as_array_cotangent(p_dot, "np.polyval's frule"), x)
     if not isinstance(x_dot, AbstractZero) and not is_constant(x):
         x_dot = as_array_cotangent(x_dot, "np.polyval's frule")
-        y_dot = y_dot + np.polyval(_derivative(np.asarray(p)), x) * x_dot
+        y_dot = y_dot + np.polyval(_derivative(as_array(p)), x) * x_dot
     return y, ProjectTo(y)(y_dot)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import normalize_axes, refuse, rrule_with_options, zero_tangent_array
 from rules.core.registry import frule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, unthunk
@@ -155,7 +156,7 @@ def stack_rrule(arrays: Any, axis: int = 0, out: Any = None, **kwargs: Any) -> A
     along = normalize_axes(axis, y.ndim)[0]
 
     def stack_pullback(y_bar: Any) -> tuple[Any, Any]:
-        g = np.asarray(as_array_cotangent(y_bar, "np.stack's pullback"))
+        g = as_array(as_array_cotangent(y_bar, "np.stack's pullback"))
         pieces = [
             piece.reshape(np.shape(x))
             for piece, x in zip(np.moveaxis(g, along, 0), sequence.parts, strict=True)

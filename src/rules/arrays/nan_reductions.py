@@ -28,6 +28,7 @@ import numpy as np
 
 from rules.arrays.reductions import expand_reduced
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import normalize_axes, refuse, rrule_with_options
 from rules.core.registry import frule, rrule
 from tangents import NoTangent, ProjectTo, unthunk
@@ -44,9 +45,9 @@ def _options(**given: Any) -> dict[str, Any]:
 
 def _filled(a: Any, value: float) -> tuple[np.ndarray, np.ndarray]:
     """``a`` with NaN entries replaced by ``value``, and where ``a`` is not NaN."""
-    a = np.asarray(a)
+    a = as_array(a)
     keep = ~np.isnan(a)
-    return np.where(keep, a, np.asarray(value, dtype=a.dtype)), keep
+    return np.where(keep, a, as_array(value, dtype=a.dtype)), keep
 
 
 def _register_filled(f: Any, name: str, plain: Any, fill: float, options: tuple[str, ...]) -> None:
@@ -63,7 +64,7 @@ def _register_filled(f: Any, name: str, plain: Any, fill: float, options: tuple[
 
         def filled_pullback(y_bar: Any) -> tuple[Any, Any]:
             g = as_array_cotangent(y_bar, f"{full_name}'s pullback")
-            a_bar = unthunk(pullback(np.asarray(g))[1])
+            a_bar = unthunk(pullback(as_array(g))[1])
             return NoTangent(), project_a(np.where(keep, a_bar, 0))
 
         filled_pullback.__qualname__ = f"{name}_pullback"
@@ -132,7 +133,7 @@ def _register_nan_moment(f: Any, name: str) -> None:
         project_a = ProjectTo(a)
 
         def moment_pullback(y_bar: Any) -> tuple[Any, Any]:
-            g = np.asarray(as_array_cotangent(y_bar, f"{full_name}'s pullback"))
+            g = as_array(as_array_cotangent(y_bar, f"{full_name}'s pullback"))
             g = expand_reduced(g, axes, keepdims)
             if name == "nanmean":
                 a_bar = np.broadcast_to(g / count, np.shape(a))
@@ -223,7 +224,7 @@ def ptp_rrule(a: Any, axis: Any = None, out: Any = None, keepdims: Any = False) 
     project_a = ProjectTo(a)
 
     def ptp_pullback(y_bar: Any) -> tuple[Any, Any]:
-        g = np.asarray(as_array_cotangent(y_bar, "np.ptp's pullback"))
+        g = as_array(as_array_cotangent(y_bar, "np.ptp's pullback"))
         return NoTangent(), project_a(max_pullback(g)[1] - min_pullback(g)[1])
 
     return y, ptp_pullback

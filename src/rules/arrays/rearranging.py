@@ -25,6 +25,7 @@ import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
 from rules.core.linear_frules import register_linear_frule
+from rules.core.nesting import as_array
 from rules.core.options import rrule_with_options, zero_tangent_array
 from rules.core.registry import frule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -33,7 +34,7 @@ __all__: list[str] = []
 
 
 def _array(t: Any, name: str, what: str = "pullback") -> np.ndarray:
-    return np.asarray(as_array_cotangent(t, f"np.{name}'s {what}"))
+    return as_array(as_array_cotangent(t, f"np.{name}'s {what}"))
 
 
 # --- atleast_1d, atleast_2d, atleast_3d ---------------------------------------------------------

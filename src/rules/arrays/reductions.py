@@ -39,6 +39,7 @@ import numpy as np
 
 from rules.arrays.selection import is_selected
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array, is_traced
 from rules.core.options import normalize_axes, refuse, rrule_with_options
 from rules.core.registry import frule
 from tangents import AbstractZero, NoTangent, ProjectTo, Thunk, ZeroTangent, unthunk
@@ -48,7 +49,7 @@ __all__ = ["expand_reduced", "reduced_size"]
 
 def expand_reduced(g: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     """The cotangent ``g`` of a reduction over ``axes``, with those axes back as size 1."""
-    return np.asarray(g) if keepdims else np.expand_dims(g, axes)
+    return as_array(g) if keepdims else np.expand_dims(g, axes)
 
 
 def reduced_size(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
@@ -58,7 +59,8 @@ def reduced_size(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
 
 def _spread(g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
     """The cotangent ``g`` of a reduction, broadcast (as a new array) over the input's ``shape``."""
-    return np.array(np.broadcast_to(expand_reduced(g, axes, keepdims), shape))
+    spread = np.broadcast_to(expand_reduced(g, axes, keepdims), shape)
+    return spread if is_traced(spread) else np.array(spread)  # traced values are never written
 
 
 def _tangent(t: Any, rule: str) -> Any:
@@ -159,7 +161,7 @@ def exclusive_products(a: Any, axes: tuple[int, ...]) -> np.ndarray:
     so an entry that is 0 gives no division by zero: with one zero, only that entry's exclusive
     product is non-zero; with two or more, all are 0.
     """
-    a = np.asarray(a)
+    a = as_array(a)
     if a.size == 0 or not axes:
         return np.ones_like(a)
     last = tuple(range(-len(axes), 0))
@@ -287,7 +289,7 @@ def _deviation(
     a: Any, axes: tuple[int, ...], ddof: Any, kwargs: dict[str, Any]
 ) -> tuple[np.ndarray, Any]:
     """``a - mean`` and the divisor ``n - ddof`` of ``var``/``std``."""
-    a = np.asarray(a)
+    a = as_array(a)
     mean = kwargs.get("mean")
     if mean is None:
         mean = np.mean(a, axis=axes, keepdims=True)
@@ -368,7 +370,7 @@ _register_spread("std", np.std)
 
 def _weights_like(weights: Any, shape: tuple[int, ...], axes: tuple[int, ...]) -> np.ndarray:
     """The weights reshaped to broadcast against ``a`` (numpy lets them cover ``axes`` only)."""
-    w = np.asarray(weights)
+    w = as_array(weights)
     if w.shape == shape:
         return w
     broadcast_shape = [1] * len(shape)
@@ -408,7 +410,7 @@ def average_rrule(
     def weighted_average_pullback(y_bar: Any) -> tuple[Any, ...]:
         g = expand_reduced(as_array_cotangent(y_bar, "np.average's pullback"), axes, keepdims)
         a_bar = np.broadcast_to(np.conj(w / total) * g, shape)
-        deviation = np.asarray(a) - expand_reduced(y, axes, keepdims)
+        deviation = as_array(a) - expand_reduced(y, axes, keepdims)
 
         def weights_cotangent() -> Any:
             w_bar = np.sum(np.conj(deviation / total) * g, axis=_broadcast_axes(w, shape))
@@ -448,7 +450,7 @@ def average_frule(
         shape = np.shape(a)
         axes = normalize_axes(axis, len(shape))
         w = _weights_like(weights, shape, axes)
-        deviation = np.asarray(a) - expand_reduced(y, axes, keepdims)
+        deviation = as_array(a) - expand_reduced(y, axes, keepdims)
         moved = deviation * _weights_like(w_dot, shape, axes)
         y_dot = y_dot + np.sum(moved, axis=axes, keepdims=keepdims) / np.sum(
             w, axis=axes, keepdims=keepdims

@@ -37,6 +37,7 @@ import numpy as np
 from rules.core.broadcasting import broadcast_tangent, unbroadcast
 from rules.core.cotangents import as_array_cotangent
 from rules.core.definition import scalar_rule
+from rules.core.nesting import as_array
 from rules.core.options import is_constant, refuse, rrule_with_options
 from rules.core.registry import frule, rrule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -252,7 +253,7 @@ def select_frule(
     dots = [_select_dense(t, x) for t, x in zip(parts, choices, strict=True)]
     default_dot = _select_dense(tangents[3], default) if len(tangents) > 3 else 0
     y_dot = np.select(condlist, dots, default_dot)
-    return y, ProjectTo(y)(np.asarray(y_dot, dtype=np.result_type(y_dot, y)))
+    return y, ProjectTo(y)(as_array(y_dot, dtype=np.result_type(y_dot, y)))
 
 
 def _select_dense(t: Any, primal: Any) -> Any:

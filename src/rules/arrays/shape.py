@@ -34,6 +34,7 @@ import numpy as np
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent, is_user_tangent
 from rules.core.linear_frules import register_linear_frule
+from rules.core.nesting import as_array
 from rules.core.options import normalize_axes, refuse, rrule_with_options
 from rules.core.registry import frule
 from tangents import NoTangent, ProjectTo, unthunk
@@ -42,7 +43,7 @@ __all__: list[str] = []
 
 
 def _cotangent(y_bar: Any, name: str) -> np.ndarray:
-    return np.asarray(as_array_cotangent(y_bar, f"np.{name}'s pullback"))
+    return as_array(as_array_cotangent(y_bar, f"np.{name}'s pullback"))
 
 
 class _ReadOrder:
@@ -56,7 +57,7 @@ class _ReadOrder:
     """
 
     def __init__(self, a: Any, order: str) -> None:
-        a = np.asarray(a)
+        a = as_array(a)
         self.perm = tuple(range(a.ndim))
         if order == "K":
             self.perm = tuple(

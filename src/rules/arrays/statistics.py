@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import is_constant, normalize_axes, refuse, rrule_with_options
 from rules.core.registry import frule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -47,7 +48,7 @@ class _Quantile:
     """The sorted reduced entries and the interpolation weights of a quantile call."""
 
     def __init__(self, a: Any, q: Any, axis: Any, scale: float, ignore_nan: bool) -> None:
-        a = np.asarray(a)
+        a = as_array(a)
         self.shape = a.shape
         self.axes = normalize_axes(axis, a.ndim)
         kept = [i for i in range(a.ndim) if i not in self.axes]
@@ -59,7 +60,7 @@ class _Quantile:
         self.order = np.argsort(flat, axis=-1, kind="stable")
         self.sorted = np.take_along_axis(flat, self.order, axis=-1)
         count = np.sum(~np.isnan(flat), axis=-1) if ignore_nan else np.full(flat.shape[0], n)
-        self.q = np.asarray(q, dtype=np.float64)
+        self.q = as_array(q, dtype=np.float64)
         v = self.q.reshape(-1, 1) / scale * (count - 1)  # (Q, batch)
         self.j = np.clip(np.floor(v), 0, np.maximum(count - 2, 0)).astype(np.intp)
         self.j1 = np.minimum(self.j + 1, np.maximum(count - 1, 0))
@@ -141,7 +142,7 @@ def _register_quantile(f: Any, name: str, scale: float | None, ignore_nan: bool)
         )
 
         def quantile_pullback(y_bar: Any) -> tuple[Any, ...]:
-            g = np.asarray(as_array_cotangent(y_bar, f"{full_name}'s pullback"))
+            g = as_array(as_array_cotangent(y_bar, f"{full_name}'s pullback"))
             g = g.reshape(plan.j.shape)
             a_bar = project_a(plan.cotangent(g))
             if not has_q:
@@ -163,10 +164,10 @@ def _register_quantile(f: Any, name: str, scale: float | None, ignore_nan: bool)
         a_dot = unthunk(tangents[1])
         y_dot: Any = 0
         if not isinstance(a_dot, AbstractZero):
-            y_dot = plan.tangent(np.asarray(as_array_cotangent(a_dot, f"{full_name}'s frule")))
+            y_dot = plan.tangent(as_array(as_array_cotangent(a_dot, f"{full_name}'s frule")))
         q_dot = unthunk(tangents[2]) if has_q and len(tangents) > 2 else NoTangent()
         if not isinstance(q_dot, AbstractZero):
-            q_dot = np.asarray(as_array_cotangent(q_dot, f"{full_name}'s frule")).reshape(-1, 1)
+            q_dot = as_array(as_array_cotangent(q_dot, f"{full_name}'s frule")).reshape(-1, 1)
             y_dot = y_dot + plan.q_slopes() * q_dot
         return y, ProjectTo(y)(np.reshape(y_dot, np.shape(y)))
 
@@ -254,7 +255,7 @@ def cov_rrule(
     k = plan.Xc.shape[0]
 
     def cov_pullback(C_bar: Any) -> tuple[Any, ...]:
-        g = np.asarray(as_array_cotangent(C_bar, "np.cov's pullback")).reshape(k, k)
+        g = as_array(as_array_cotangent(C_bar, "np.cov's pullback")).reshape(k, k)
         bars = plan.cotangents(g)
         return (NoTangent(), *bars) if y is not None else (NoTangent(), bars[0], NoTangent())
 
@@ -291,7 +292,7 @@ def corrcoef_rrule(x: Any, y: Any = None, rowvar: bool = True, **kwargs: Any) ->
     R, s = _correlation(plan.Xc @ plan.Xc.conj().T / plan.fact)
 
     def corrcoef_pullback(R_bar: Any) -> tuple[Any, ...]:
-        g = np.asarray(as_array_cotangent(R_bar, "np.corrcoef's pullback")).reshape(R.shape)
+        g = as_array(as_array_cotangent(R_bar, "np.corrcoef's pullback")).reshape(R.shape)
         weighted = np.real(np.conj(g) * R)
         s_bar = -(weighted.sum(axis=1) + weighted.sum(axis=0)) / s
         C_bar = g / np.outer(s, s) + np.diag(s_bar / (2 * s))

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from rules.autodiff import projection as _projection  # noqa: F401 (registers ProjectTo of Traced)
 from rules.autodiff.forward import ForwardTrace
 from rules.autodiff.reverse import backward
 from rules.autodiff.structures import Structure, flatten, leaf_kind
@@ -67,13 +68,6 @@ class _Input:
         self.traced: list[Any] = []
         for position, leaf in enumerate(self.leaves):
             kind = leaf_kind(leaf)
-            if isinstance(leaf, Traced):
-                raise NotImplementedError(
-                    f"{function} got a value traced by an enclosing grad/vjp/jvp: nested "
-                    "differentiation (derivatives of derivatives) is not supported yet. The "
-                    "traced value and its trace levels are built for it; the rules' pullbacks "
-                    "must first accept traced values."
-                )
             if kind == "other":
                 raise TypeError(
                     f"{function} cannot differentiate with respect to a {type(leaf).__name__}: "

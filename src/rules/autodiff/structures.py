@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from rules.autodiff.dispatch import is_traced
 from rules.core.registry import is_foreign_array
 from tangents import NoTangent, StructuredMatrix, Tangent
 from tangents.structural import field_names
@@ -31,8 +32,11 @@ def leaf_kind(x: Any) -> str:
     array is a real number with a float64 cotangent, DESIGN.md section 3), Python floats and
     complex numbers, and the library's structured matrices. Python ints and bools, bool arrays,
     strings and ``None`` have none. Arrays of a library whose calls the registry lifts (dask
-    arrays, :func:`rules.core.registry.lift_foreign`) count as ndarrays.
+    arrays, :func:`rules.core.registry.lift_foreign`) count as ndarrays. A value traced by an
+    enclosing differentiation is the kind of the value it stands for (nesting).
     """
+    if is_traced(x):
+        return leaf_kind(x._value)
     if isinstance(x, np.ndarray | np.generic) or is_foreign_array(x):
         return "diff" if x.dtype.kind in "fciu" else "const"
     if isinstance(x, bool | int | str | bytes) or x is None:

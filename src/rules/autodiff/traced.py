@@ -34,6 +34,7 @@ import numpy as np
 from rules.autodiff import methods
 from rules.autodiff.dispatch import bind, bind_ufunc
 from rules.autodiff.errors import InPlaceError, TracedConversionError
+from rules.core.nesting import register_traced
 from tangents import AbstractTangent
 
 __all__ = ["Traced"]
@@ -48,11 +49,13 @@ _NUMERIC = (np.ndarray, np.generic, int, float, complex)
 
 
 def _is_numeric(x: Any) -> bool:
-    """Whether ``x`` (or a traced value's value) is a plain array or number.
+    """Whether ``x`` (or the value a traced value stands for, nested or not) is a plain array.
 
-    For those the ufunc and the operator are the same function.
+    Numbers count too. For those the ufunc and the operator are the same function.
     """
-    return isinstance(x._value if type(x) is Traced else x, _NUMERIC)
+    while type(x) is Traced:
+        x = x._value
+    return isinstance(x, _NUMERIC)
 
 
 def _binary(op: Any, name: str, ufunc: Any = None) -> tuple[Any, Any]:
@@ -193,3 +196,4 @@ class Traced:
 
 
 methods.install(Traced)
+register_traced(Traced, bind)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from tangents import AbstractZero, NotImplementedTangent
 
 __all__ = ["broadcast_tangent", "unbroadcast"]
@@ -30,7 +31,7 @@ def unbroadcast(
     g_shape = np.shape(g)
     if g_shape == shape:
         return g
-    g = np.asarray(as_array_cotangent(g, operation))
+    g = as_array(as_array_cotangent(g, operation))
     extra = g.ndim - len(shape)
     if extra < 0:
         raise ValueError(

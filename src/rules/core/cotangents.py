@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rules.core.dispatch import KERNEL_DTYPES  # re-exported: the dtypes of the kernel path
+from rules.core.nesting import is_traced
 from tangents import (
     AbstractThunk,
     AbstractZero,
@@ -69,8 +70,8 @@ def as_array_cotangent(dx: Any, operation: str) -> Any:
         if dx.dtype == object:
             raise TypeError(f"{operation} got an object array; cotangents must be numeric")
         return dx
-    if isinstance(dx, numbers.Number | np.generic):
-        return dx
+    if isinstance(dx, numbers.Number | np.generic) or is_traced(dx):
+        return dx  # a traced value acts as an ndarray (rules.core.nesting)
     if isinstance(dx, StructuredMatrix):
         return dx.dense()
     if sp.issparse(dx):

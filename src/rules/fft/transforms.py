@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule
 from rules.fft._plans import DUAL_NORM, fit, hermitian_weights, plan
@@ -117,7 +118,7 @@ def _register(
         project_a = ProjectTo(a)
 
         def fft_pullback(y_bar: Any) -> tuple[Any, Any]:
-            g = np.asarray(as_array_cotangent(y_bar, f"{full_name}'s pullback"))
+            g = as_array(as_array_cotangent(y_bar, f"{full_name}'s pullback"))
             return NoTangent(), project_a(fit(adjoint(g, lengths, axes, norm), back))
 
         fft_pullback.__qualname__ = f"{name}_pullback"

@@ -23,6 +23,7 @@ import numpy as np
 
 from kernels._spectral import default_rtol, near_tie_rows
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array, innermost_value, is_traced
 from rules.linalg._stacks import square_matrices
 from tangents import AbstractZero, unthunk
 
@@ -88,8 +89,14 @@ def optional_cotangent(
     x_bar = unthunk(x_bar)
     if isinstance(x_bar, AbstractZero):
         return None
+    if is_traced(x_bar):  # a nested differentiation: checked, never copied or cast
+        if x_bar.shape != shape:
+            raise ValueError(
+                f"{name} pullback: the cotangent of {what} has shape {x_bar.shape}, expected {shape}"
+            )
+        return x_bar
     if type(x_bar) is not np.ndarray:
-        x_bar = np.asarray(as_array_cotangent(x_bar, f"{name}'s pullback (masked coupling)"))
+        x_bar = as_array(as_array_cotangent(x_bar, f"{name}'s pullback (masked coupling)"))
     if x_bar.shape != shape:
         raise ValueError(
             f"{name} pullback: the cotangent of {what} has shape {x_bar.shape}, expected {shape}"
@@ -121,6 +128,16 @@ def masked_inverse(d: np.ndarray, tol: np.ndarray) -> np.ndarray:
     """``1/d`` with 0 where ``|d| <= tol`` (broadcast over the last two axes); NaN stays NaN."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(np.abs(d) <= tol[..., None, None], 0.0, 1.0 / d)
+
+
+def masked_inverse_traced(d: Any, tol: np.ndarray) -> Any:
+    """:func:`masked_inverse` of a traced ``d`` (a nested differentiation), NaN-free to differentiate.
+
+    The mask comes from the plain values; masked entries divide by one instead of by ``d``, so
+    that no ``0 * inf`` appears in the derivative (``np.where`` of ``1/d`` would give one).
+    """
+    keep = (np.abs(innermost_value(d)) > tol[..., None, None]).astype(d.dtype)
+    return keep / (d + (1.0 - keep))
 
 
 def frobenius(X: np.ndarray) -> np.ndarray:

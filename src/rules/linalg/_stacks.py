@@ -20,6 +20,7 @@ from rules.core.dispatch import (
     kernel_ready,
     unstack,
 )
+from rules.core.nesting import as_array
 
 __all__ = [
     "adjoint",
@@ -42,7 +43,7 @@ def square_matrices(name: str, a: Any) -> np.ndarray:
     ndarray is returned as it is, anything else (a structured matrix, a list) through
     ``np.asarray``.
     """
-    A = a if type(a) is np.ndarray else np.asarray(a)
+    A = a if type(a) is np.ndarray else as_array(a)
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise np.linalg.LinAlgError(
             f"{name}: needs square matrices (..., n, n), got an input of shape {A.shape}"

@@ -44,6 +44,7 @@ from kernels.triangular import solve_triangular_batched
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent, conj
 from rules.core.dispatch import kernel_array
+from rules.core.nesting import as_array
 from rules.linalg._stacks import adjoint
 
 __all__ = [
@@ -154,7 +155,7 @@ def check_scipy_options(name: str, arrays: tuple[Any, ...], kwargs: dict[str, An
         )
     if kwargs.get("check_finite", True):
         for x in arrays:
-            x = x if type(x) is np.ndarray else np.asarray(x)
+            x = x if type(x) is np.ndarray else as_array(x)
             if x.dtype.kind in "fc" and not np.isfinite(x).all():
                 raise ValueError(f"{name}: array must not contain infs or NaNs (check_finite=True)")
 
@@ -309,7 +310,7 @@ def fold_cotangent(G: Any, structure: str, operation: str) -> Any:
         return (G + G.mT) * 0.5
     if structure in ("her", "pos"):
         return (G + adjoint(G)) * 0.5
-    return _mask(np.asarray(as_array_cotangent(G, operation)), structure)
+    return _mask(as_array(as_array_cotangent(G, operation)), structure)
 
 
 # --- factorizations ----------------------------------------------------------------------------

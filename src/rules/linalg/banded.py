@@ -22,6 +22,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -79,15 +80,15 @@ def solve_banded_rrule(l_and_u: Any, ab: Any, b: Any, **kwargs: Any) -> Any:
     refuse(_NAME, overwrite_ab=kwargs.get("overwrite_ab"), overwrite_b=kwargs.get("overwrite_b"))
     x = sla.solve_banded(l_and_u, ab, b, **kwargs)
     l, u = l_and_u
-    ab_arr = np.asarray(ab)
+    ab_arr = as_array(ab)
     project_ab, project_b = ProjectTo(ab), ProjectTo(b)
 
     def solve_banded_pullback(x_bar: Any) -> tuple[Any, Any, Any, Any]:
-        g = np.asarray(as_array_cotangent(x_bar, f"{_NAME}'s pullback"))
+        g = as_array(as_array_cotangent(x_bar, f"{_NAME}'s pullback"))
         dtype = np.result_type(ab_arr, g, np.float64)
         abH = _band_adjoint(l, u, ab_arr.astype(dtype))
         b_bar = sla.solve_banded((u, l), abH, g.astype(dtype))
-        ab_bar = -_band_outer(l, u, b_bar, np.asarray(x))
+        ab_bar = -_band_outer(l, u, b_bar, as_array(x))
         return NoTangent(), NoTangent(), project_ab(ab_bar), project_b(b_bar)
 
     return x, solve_banded_pullback
@@ -106,9 +107,7 @@ def solve_banded_frule(
     if not isinstance(b_dot, AbstractZero):
         rhs = rhs + as_array_cotangent(b_dot, f"{_NAME}'s frule")
     if not isinstance(ab_dot, AbstractZero):
-        ab_dot = np.asarray(as_array_cotangent(ab_dot, f"{_NAME}'s frule"))
-        rhs = rhs - _band_matmul(l, u, ab_dot, np.asarray(x))
+        ab_dot = as_array(as_array_cotangent(ab_dot, f"{_NAME}'s frule"))
+        rhs = rhs - _band_matmul(l, u, ab_dot, as_array(x))
     dtype = np.result_type(ab, rhs)
-    return x, ProjectTo(x)(
-        sla.solve_banded(l_and_u, np.asarray(ab, dtype=dtype), rhs.astype(dtype))
-    )
+    return x, ProjectTo(x)(sla.solve_banded(l_and_u, as_array(ab, dtype=dtype), rhs.astype(dtype)))

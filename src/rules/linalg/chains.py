@@ -41,6 +41,7 @@ from kernels import products as kproducts
 from kernels import solve as ksolve
 from rules.core.cotangents import as_array_cotangent, is_user_tangent
 from rules.core.dispatch import kernel_eligible
+from rules.core.nesting import as_array
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import (
@@ -86,9 +87,9 @@ def _chain_factors(name: str, arrays: Any) -> tuple[list[Any], bool, bool]:
     shapes = [np.shape(f) for f in factors]
     first_vector, last_vector = len(shapes[0]) == 1, len(shapes[-1]) == 1
     if first_vector:
-        factors[0] = np.asarray(factors[0])[None, :]
+        factors[0] = as_array(factors[0])[None, :]
     if last_vector:
-        factors[-1] = np.asarray(factors[-1])[:, None]
+        factors[-1] = as_array(factors[-1])[:, None]
     for f in factors:
         if np.ndim(f) != 2:
             raise ValueError(
@@ -167,7 +168,7 @@ def multi_dot_rrule(arrays: Any, *, out: Any = None) -> tuple[Any, Any]:
     chain = _Chain(factors)
     k = len(factors)
     product = chain.value(0, k - 1)
-    y = _vector_ends(np.asarray(product), first_vector, last_vector)
+    y = _vector_ends(as_array(product), first_vector, last_vector)
     y_shape = np.shape(y)
 
     def multi_dot_pullback(y_bar: Any) -> tuple[Any, Any]:
@@ -201,7 +202,7 @@ def multi_dot_frule(tangents: tuple[Any, Any], arrays: Any, *, out: Any = None) 
     factors, first_vector, last_vector = _chain_factors(name, arrays)
     chain = _Chain(factors)
     k = len(factors)
-    y = _vector_ends(np.asarray(chain.value(0, k - 1)), first_vector, last_vector)
+    y = _vector_ends(as_array(chain.value(0, k - 1)), first_vector, last_vector)
     dots = [unthunk(t) for t in split_cotangent(tangents[1], k)]
     if first_vector and not isinstance(dots[0], AbstractZero):
         dots[0] = as_array_cotangent(dots[0], f"{name}'s frule")[None, :]

@@ -56,6 +56,7 @@ from rules.core.dispatch import (
     paths,
     unstack,
 )
+from rules.core.nesting import as_array, call, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, scipy_outputs, square_matrices
 from rules.linalg._systems import Layout, check_scipy_options, potrf_factor
@@ -68,7 +69,10 @@ def _factor(name: str, A: Any, lower: bool) -> np.ndarray:
     Kernel path: one small matrix through LAPACK ``potrf`` directly
     (:func:`rules.linalg._systems.potrf_factor`); array-formula path: ``np.linalg.cholesky``, whose
     errors and NaN results the rules keep (a failed ``potrf`` goes there for numpy's message).
+    A traced ``A`` (a nested differentiation) is factored by the traced call.
     """
+    if is_traced(A):
+        return call(np.linalg.cholesky, A, upper=not lower)
     if (
         kernel_eligible(A)
         and A.ndim == 2
@@ -97,7 +101,13 @@ def _factor(name: str, A: Any, lower: bool) -> np.ndarray:
 
 
 def _phi(X: np.ndarray) -> np.ndarray:
-    """Lower triangle of ``X`` with the real part of its diagonal halved (a new array)."""
+    """Lower triangle of ``X`` with the real part of its diagonal halved (a new array).
+
+    Written without an in-place write for a traced ``X`` (a nested differentiation).
+    """
+    if is_traced(X):
+        half_diagonal = np.real(X) * (0.5 * np.eye(X.shape[-1], dtype=np.real(X).dtype))
+        return np.tril(X, -1) + half_diagonal
     P = np.tril(X)
     n = P.shape[-1]
     diagonal = P[..., np.arange(n), np.arange(n)]
@@ -112,15 +122,15 @@ def _sym(X: np.ndarray) -> np.ndarray:
 def _pullback_formula(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
     """Array-formula path: ``sym(L^-H Phi(L^H L_bar) L^-1)`` with scipy's triangular solves."""
     P = _phi(adjoint(L) @ L_bar)
-    Y = sla.solve_triangular(L, P, lower=True, trans="C")  # L^-H P
-    S = adjoint(sla.solve_triangular(L, adjoint(Y), lower=True, trans="C"))  # L^-H P L^-1
+    Y = call(sla.solve_triangular, L, P, lower=True, trans="C")  # L^-H P
+    S = adjoint(call(sla.solve_triangular, L, adjoint(Y), lower=True, trans="C"))  # L^-H P L^-1
     return _sym(S)
 
 
 def _pushforward_formula(L: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
     """Array-formula path: ``L Phi(L^-1 A_dot L^-H)`` with scipy's triangular solves."""
-    X = sla.solve_triangular(L, A_dot, lower=True)  # L^-1 A_dot
-    X = adjoint(sla.solve_triangular(L, adjoint(X), lower=True))  # L^-1 A_dot L^-H
+    X = call(sla.solve_triangular, L, A_dot, lower=True)  # L^-1 A_dot
+    X = adjoint(call(sla.solve_triangular, L, adjoint(X), lower=True))  # L^-1 A_dot L^-H
     return L @ _phi(X)
 
 
@@ -157,7 +167,7 @@ def cholesky_pushforward_array(L: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
 def _lower_cotangent(name: str, F_bar: Any, shape: tuple[int, ...], lower: bool) -> np.ndarray:
     """The cotangent of the lower factor, from that of the returned (lower or upper) one."""
     if type(F_bar) is not np.ndarray:
-        F_bar = np.asarray(as_array_cotangent(F_bar, f"{name}'s pullback (triangular parts)"))
+        F_bar = as_array(as_array_cotangent(F_bar, f"{name}'s pullback (triangular parts)"))
     check_shape(f"{name} pullback", "the cotangent", F_bar, shape)
     return F_bar if lower else adjoint(F_bar)
 
@@ -267,7 +277,7 @@ def cho_factor_rrule(
         factor_bar = np.tril(c_bar) if lower else np.triu(c_bar)
         copied_bar = np.triu(c_bar, 1) if lower else np.tril(c_bar, -1)
         L_bar = factor_bar if lower else adjoint(factor_bar)
-        A_bar = cholesky_pullback_array(L, np.asarray(L_bar, dtype=L.dtype)) + _sym(copied_bar)
+        A_bar = cholesky_pullback_array(L, as_array(L_bar, dtype=L.dtype)) + _sym(copied_bar)
         return NoTangent(), project_A(A_bar)
 
     return scipy_outputs(c, lower_out, stack=c.ndim > 2), cho_factor_pullback
@@ -306,9 +316,9 @@ def _cho_solve_operands(
     """
     name = "scipy.linalg.cho_solve"
     c, lower = c_and_lower
-    c = np.asarray(c)
+    c = as_array(c)
     check_scipy_options(name, (c, b), kwargs)  # check_finite covers the factor too, as in scipy
-    flags = np.asarray(lower, dtype=bool)
+    flags = as_array(lower, dtype=bool)
     if flags.size == 0 or not (flags.all() or not flags.any()):
         raise ValueError(
             f"{name}: the factors of a stack must all be lower or all upper, got lower={lower!r}"
@@ -343,7 +353,7 @@ def cho_solve_rrule(
     def cho_solve_pullback(x_bar: Any) -> tuple[Any, Any, Any]:
         x_bar = as_array_cotangent(unthunk(x_bar), "scipy.linalg.cho_solve's pullback")
         check_shape("scipy.linalg.cho_solve pullback", "the cotangent", x_bar, x.shape)
-        X, X_bar = (x[..., None], np.asarray(x_bar)[..., None]) if vector else (x, x_bar)
+        X, X_bar = (x[..., None], as_array(x_bar)[..., None]) if vector else (x, x_bar)
         B_bar = sla.cho_solve((c, lower), X_bar, check_finite=False)  # in X's shape
         A_bar = unbroadcast(-(B_bar @ adjoint(X)), c.shape)  # summed over the broadcast stack
         G = A_bar + adjoint(A_bar)
@@ -370,7 +380,7 @@ def cho_solve_frule(
     X = x[..., None] if vector else x
     rhs: Any = ZeroTangent()
     if not isinstance(b_dot, AbstractZero):
-        b_dot = np.asarray(as_array_cotangent(b_dot, operation))
+        b_dot = as_array(as_array_cotangent(b_dot, operation))
         rhs = np.broadcast_to(b_dot[..., None] if vector else b_dot, X.shape)
     if not isinstance(c_dot, AbstractZero):
         c_dot = as_array_cotangent(c_dot, operation)
@@ -381,5 +391,5 @@ def cho_solve_frule(
     if isinstance(rhs, AbstractZero):
         return x, ZeroTangent()
     rhs = np.broadcast_to(rhs, X.shape)  # a stack of factors with one b: x has the stack's batch
-    X_dot = sla.cho_solve((c, lower), np.asarray(rhs), check_finite=False)
+    X_dot = sla.cho_solve((c, lower), as_array(rhs), check_finite=False)
     return x, ProjectTo(x)(X_dot[..., 0] if vector else X_dot)

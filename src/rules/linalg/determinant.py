@@ -64,6 +64,7 @@ from kernels import determinant as kdet
 from kernels import determinant_value as kdet_value
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import kernel_array
+from rules.core.nesting import as_array
 from rules.core.options import refuse as refuse_overwrite
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
@@ -75,7 +76,7 @@ SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
 
 def _stack(name: str, a: Any) -> tuple[np.ndarray, np.ndarray, np.dtype[Any]]:
     """``(A, stack, result)``: ``a`` in the kernel dtype, as an ``(s, n, n)`` stack, the dtype."""
-    A = a if type(a) is np.ndarray else np.asarray(a)
+    A = a if type(a) is np.ndarray else as_array(a)
     work, result = linalg_dtypes(name, A.dtype)
     n = square_matrices(name, A).shape[-1]
     A = kernel_array(cast(A, work))
@@ -84,7 +85,7 @@ def _stack(name: str, a: Any) -> tuple[np.ndarray, np.ndarray, np.dtype[Any]]:
 
 def _scalar_cotangent(name: str, y_bar: Any, batch: tuple[int, ...], dtype: Any) -> np.ndarray:
     """The cotangent of a (stack of) scalar output(s) as a ``(s,)`` array of ``dtype``."""
-    y_bar = np.asarray(as_array_cotangent(y_bar, f"{name}'s pullback"))
+    y_bar = as_array(as_array_cotangent(y_bar, f"{name}'s pullback"))
     if y_bar.shape != batch:
         check_shape(f"{name} pullback", "the cotangent", y_bar, batch)
     return kernel_array(cast(y_bar, np.dtype(dtype))).reshape(-1)
@@ -92,7 +93,7 @@ def _scalar_cotangent(name: str, y_bar: Any, batch: tuple[int, ...], dtype: Any)
 
 def _tangent_stack(name: str, A_dot: Any, A: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """The tangent of ``A`` as a kernel stack of ``shape`` in ``A``'s dtype."""
-    A_dot = cast(np.asarray(as_array_cotangent(A_dot, f"{name}'s pushforward")), A.dtype)
+    A_dot = cast(as_array(as_array_cotangent(A_dot, f"{name}'s pushforward")), A.dtype)
     check_shape(f"{name} pushforward", "the tangent", A_dot, A.shape)
     return kernel_array(A_dot).reshape(shape)
 
@@ -131,7 +132,7 @@ class _Det:
             d = kdet_value.det_batched(self.stack)
         elif self.F is None:
             with np.errstate(all="ignore"):  # numpy warns on NaN; the rule gives NaN quietly
-                d = np.asarray(np.linalg.det(self.stack))
+                d = as_array(np.linalg.det(self.stack))
         else:  # sign * exp(logabsdet) from the kept LU, as numpy computes det
             sign, logabsdet = _sign_and_log(self.F)
             d = sign * np.exp(logabsdet)
@@ -358,10 +359,10 @@ class _Slogdet:
         sign, logabsdet = self.y
         return Tangent(
             SlogdetResult,
-            sign=_output(sign_dot, self.batch, np.asarray(sign).dtype)
+            sign=_output(sign_dot, self.batch, as_array(sign).dtype)
             if np.iscomplexobj(self.stack)
             else ZeroTangent(),
-            logabsdet=_output(l_dot, self.batch, np.asarray(logabsdet).dtype),
+            logabsdet=_output(l_dot, self.batch, as_array(logabsdet).dtype),
         )
 
 

@@ -58,6 +58,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
@@ -193,7 +194,7 @@ def _eig(name: str, a: Any) -> tuple[np.ndarray, Any]:
 
 
 def _tangent_of_input(name: str, A_dot: Any, dense: np.ndarray) -> np.ndarray:
-    A_dot = np.asarray(as_array_cotangent(unthunk(A_dot), f"{name}'s pushforward"))
+    A_dot = as_array(as_array_cotangent(unthunk(A_dot), f"{name}'s pushforward"))
     if A_dot.shape != dense.shape:
         raise ValueError(
             f"{name} pushforward: the tangent has shape {A_dot.shape}, expected {dense.shape}"

@@ -76,6 +76,7 @@ from kernels import eigh as keigh
 from kernels.eigh_forward import eigh_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
+from rules.core.nesting import as_array, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
     GaugeError,
@@ -83,6 +84,7 @@ from rules.linalg._spectral import (
     frobenius,
     gauge_rtol,
     masked_inverse,
+    masked_inverse_traced,
     optional_cotangent,
     raise_if_gauge_dependent,
     raise_if_tie_coupled,
@@ -116,6 +118,8 @@ def eigh_pullback_array(
     the gauge components in the same pass as the pullback. Then raises :class:`TieError` when
     ``V_bar`` couples eigenvectors inside a tie (module docstring, "Degenerate eigenvalues").
     """
+    if any(map(is_traced, (w, V, w_bar, V_bar))):
+        return _pullback_traced(name, w, V, w_bar, V_bar)
     A_bar = _pullback_array(name, w, V, w_bar, V_bar)
     if V_bar is not None:
         Vs, V_bars = as_stack(V), as_stack(V_bar)
@@ -134,6 +138,28 @@ def eigh_pullback_array(
             "eigenvalue",
         )
     return A_bar
+
+
+def _pullback_traced(name: str, w: Any, V: Any, w_bar: Any, V_bar: Any) -> Any:
+    """The pullback for traced operands (a nested differentiation), in traced operations.
+
+    The gauge and tie checks run first on the plain values; then the module docstring's formula
+    with the masks fixed by the plain values (:func:`masked_inverse_traced`), no in-place writes.
+    """
+    plain = [None if x is None else innermost_value(x) for x in (w, V, w_bar, V_bar)]
+    eigh_pullback_array(name, *plain)  # the checks (GaugeError, TieError), on values
+    n = plain[1].shape[-1]
+    Vh = adjoint(V)
+    K: Any = 0.0
+    if V_bar is not None:
+        M = Vh @ V_bar
+        tol = default_rtol(n, plain[0].dtype) * np.max(np.abs(plain[0]), axis=-1, initial=0.0)
+        F = masked_inverse_traced(w[..., None, :] - w[..., :, None], tol)  # F_ij = 1/(w_j - w_i)
+        K = F * (0.5 * (M - adjoint(M)))
+    if w_bar is not None:
+        K = K + w_bar[..., None, :] * np.eye(n, dtype=plain[0].dtype)
+    A_bar = V @ K @ Vh
+    return 0.5 * (A_bar + adjoint(A_bar))
 
 
 def _pullback_array(
@@ -283,7 +309,7 @@ def _values_pushforward(V: np.ndarray, A_dot: np.ndarray, dtype: np.dtype[Any]) 
 
 def _tangent_of_input(name: str, A_dot: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     """The input tangent as an ndarray of the decomposition's dtype (real part for real input)."""
-    A_dot = np.asarray(as_array_cotangent(unthunk(A_dot), f"{name}'s pushforward"))
+    A_dot = as_array(as_array_cotangent(unthunk(A_dot), f"{name}'s pushforward"))
     if A_dot.shape != shape:
         raise ValueError(
             f"{name} pushforward: the tangent has shape {A_dot.shape}, expected {shape}"

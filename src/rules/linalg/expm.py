@@ -57,6 +57,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg import matfun
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
@@ -292,7 +293,7 @@ def expm_rrule(A: Any) -> tuple[np.ndarray, Any]:
     """
     if matfun.is_hermitian(A):
         return matfun.hermitian_rrule("scipy.linalg.expm", sla.expm, matfun.EXP, A)
-    dense = np.asarray(A)
+    dense = as_array(A)
     square_matrices("scipy.linalg.expm", dense)
     pade = _pade(dense)
     out_dtype = _output_dtype(dense.dtype)
@@ -305,7 +306,7 @@ def expm_rrule(A: Any) -> tuple[np.ndarray, Any]:
         check_shape("scipy.linalg.expm pullback", "the cotangent", X_bar, X.shape)
         if single and not isinstance(X_bar, np.ndarray):  # algebra path: the tangent algebra only
             return NoTangent(), project_A(adjoint(pade.frechet(adjoint(project_X(X_bar)))))
-        G = np.asarray(as_array_cotangent(project_X(X_bar), "scipy.linalg.expm's pullback"))
+        G = as_array(as_array_cotangent(project_X(X_bar), "scipy.linalg.expm's pullback"))
         G = G.astype(pade.A.dtype, copy=False)
         return NoTangent(), project_A(adjoint(pade.frechet(adjoint(G))))
 
@@ -318,7 +319,7 @@ def expm_frule(tangents: tuple[Any, Any], A: Any) -> tuple[np.ndarray, Any]:
     A_dot = unthunk(tangents[1])
     if matfun.is_hermitian(A):
         return matfun.hermitian_frule("scipy.linalg.expm", sla.expm, matfun.EXP, A, A_dot)
-    dense = np.asarray(A)
+    dense = as_array(A)
     square_matrices("scipy.linalg.expm", dense)
     check_shape("scipy.linalg.expm pushforward", "the tangent", A_dot, dense.shape)
     pade = _pade(dense)
@@ -326,7 +327,7 @@ def expm_frule(tangents: tuple[Any, Any], A: Any) -> tuple[np.ndarray, Any]:
     project_X = ProjectTo(X)
     if dense.ndim == 2 and not isinstance(A_dot, np.ndarray):
         return X, project_X(pade.frechet(A_dot))
-    A_dot = np.asarray(as_array_cotangent(A_dot, "scipy.linalg.expm's pushforward"))
+    A_dot = as_array(as_array_cotangent(A_dot, "scipy.linalg.expm's pushforward"))
     return X, project_X(pade.frechet(A_dot.astype(pade.A.dtype, copy=False)))
 
 
@@ -335,7 +336,7 @@ def expm_frule(tangents: tuple[Any, Any], A: Any) -> tuple[np.ndarray, Any]:
 
 def _frechet_block(A: Any, E: Any) -> np.ndarray:
     """``[[A, E], [0, A]]``, whose exponential holds ``expm(A)`` and ``L(A, E)`` (Mathias 1996)."""
-    A, E = np.asarray(A), np.asarray(E)
+    A, E = as_array(A), as_array(E)
     n = A.shape[-1]
     M = np.zeros((2 * n, 2 * n), dtype=np.result_type(A, E))
     M[:n, :n] = M[n:, n:] = A
@@ -374,7 +375,7 @@ def expm_frechet_rrule(
             if part is None or isinstance(part, AbstractZero):
                 continue
             G[block] = as_array_cotangent(part, "scipy.linalg.expm_frechet's pullback")
-        M_bar = np.asarray(unthunk(expm_pullback(G)[1]))
+        M_bar = as_array(unthunk(expm_pullback(G)[1]))
         return (
             NoTangent(),
             project_A(M_bar[:n, :n] + M_bar[n:, n:]),
@@ -408,7 +409,7 @@ def expm_frechet_frule(
     M = _frechet_block(A, E)
     M_dot = _frechet_block(*dots).astype(np.result_type(M, *dots), copy=False)
     _, Y_dot = expm_frule((NoTangent(), M_dot), M)
-    Y_dot = np.asarray(unthunk(Y_dot))
+    Y_dot = as_array(unthunk(Y_dot))
     expm_dot, frechet_dot = Y_dot[:n, :n], Y_dot[:n, n:]
     if not compute_expm:
         return y, ProjectTo(y)(frechet_dot)

@@ -46,6 +46,7 @@ from kernels import crossovers
 from kernels import inverse as kinverse
 from kernels import solve as ksolve
 from rules.core.dispatch import as_stack, kernel_array, paths, unstack
+from rules.core.nesting import as_array, call, is_traced
 from rules.core.registry import frule, rrule
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import (
@@ -61,8 +62,14 @@ from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
 
 
 def _inverse(name: str, a: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(y, Y)``: ``A^{-1}`` as numpy returns it and in the kernel dtype (C-contiguous)."""
-    A = a if type(a) is np.ndarray else np.asarray(a)
+    """``(y, Y)``: ``A^{-1}`` as numpy returns it and in the kernel dtype (C-contiguous).
+
+    A traced ``a`` (a nested differentiation) is inverted by the traced call ``inv(a)``.
+    """
+    if is_traced(a):
+        Y = call(np.linalg.inv, a)
+        return Y, Y
+    A = a if type(a) is np.ndarray else as_array(a)
     work, result = linalg_dtypes(name, A.dtype)
     n = square_matrices(name, A).shape[-1]
     A = cast(A, work)
@@ -190,7 +197,7 @@ def _scipy_inverse(
             f"{name}: assume_a='diagonal' returns a with only its diagonal inverted (scipy "
             "1.17), which is not an inverse; no rule. Invert np.diag(np.diagonal(a)) instead"
         )
-    A = np.asarray(a)
+    A = as_array(a)
     work, _ = linalg_dtypes(name, A.dtype)
     square_matrices(name, A)
     try:

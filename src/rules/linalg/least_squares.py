@@ -62,6 +62,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent, is_user_tangent
+from rules.core.nesting import as_array
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
@@ -92,7 +93,7 @@ class _Pinv:
 
     def __init__(self, a: Any, rcond: Any, hermitian: bool, rtol: Any) -> None:
         name = "np.linalg.pinv"
-        A0 = a if type(a) is np.ndarray else np.asarray(a)
+        A0 = a if type(a) is np.ndarray else as_array(a)
         _, result = linalg_dtypes(name, A0.dtype)
         if A0.ndim < 2:
             raise np.linalg.LinAlgError(
@@ -119,7 +120,7 @@ class _Pinv:
             self.full_column = self.full_row = True
         else:
             u, s, vh = np.linalg.svd(A, full_matrices=False, hermitian=self.hermitian)
-            cutoff = np.asarray(rcond)[..., None] * s.max(axis=-1, keepdims=True)
+            cutoff = as_array(rcond)[..., None] * s.max(axis=-1, keepdims=True)
             s_inv, rank = _svd_inverse(s, cutoff)
             self.Y = (adjoint(vh) * s_inv[..., None, :]) @ adjoint(u)  # V S^+ U^H
             self.full_column, self.full_row = bool(np.all(rank == n)), bool(np.all(rank == m))
@@ -239,8 +240,8 @@ class _Lstsq:
 
     def __init__(self, a: Any, b: Any, rcond: Any) -> None:
         name = "np.linalg.lstsq"
-        A0 = a if type(a) is np.ndarray else np.asarray(a)
-        b0 = b if type(b) is np.ndarray else np.asarray(b)
+        A0 = a if type(a) is np.ndarray else as_array(a)
+        b0 = b if type(b) is np.ndarray else as_array(b)
         _, result = linalg_dtypes(name, A0.dtype, b0.dtype)
         real = np.zeros((), result).real.dtype
         self.vector = b0.ndim == 1
@@ -376,7 +377,7 @@ class _Lstsq:
         )
 
     def _array(self, t: Any, shape: tuple[int, ...]) -> np.ndarray:
-        t = np.asarray(as_array_cotangent(t, "np.linalg.lstsq's rules (elementwise weights)"))
+        t = as_array(as_array_cotangent(t, "np.linalg.lstsq's rules (elementwise weights)"))
         check_shape("np.linalg.lstsq rule", "a (co)tangent", t, shape)
         if t.dtype.kind == "c" and self.A.dtype.kind != "c":
             t = t.real  # a real primal's (co)tangent is real, as in the other rules

@@ -61,6 +61,7 @@ from kernels import lu as klu
 from kernels import lu_unpacked as klu_unpacked
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, forward_stack, kernel_array, paths, unstack
+from rules.core.nesting import as_array
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -240,8 +241,8 @@ def _split_pullback(
     ``-Z_bar U[:, j:]^H`` before the tall pullback gives ``X_bar``.
     """
     j = L.shape[-1] - 1
-    L_bar = np.asarray(L_bar, dtype=dtype)
-    Z_bar = np.linalg.solve(adjoint(L), np.asarray(U_bar[..., j:], dtype=dtype))
+    L_bar = as_array(L_bar, dtype=dtype)
+    Z_bar = np.linalg.solve(adjoint(L), as_array(U_bar[..., j:], dtype=dtype))
     if j == 0:  # a single row: U = A
         return _rows(Z_bar, perm)
     X_bar = lu_pullback_array(
@@ -266,7 +267,7 @@ def _split_pushforward(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(L_dot, U_dot)`` for the matrices of ``_split_pullback``."""
     j = L.shape[-1] - 1
-    X = _rows(np.asarray(A_dot, dtype=dtype), _inverse(perm))  # P^T A_dot
+    X = _rows(as_array(A_dot, dtype=dtype), _inverse(perm))  # P^T A_dot
     L_dot = np.zeros(L.shape, dtype=dtype)
     U_dot = np.zeros(U.shape, dtype=dtype)
     if j > 0:
@@ -286,7 +287,7 @@ def _as_array(name: str, X_bar: Any, shape: tuple[int, ...], what: str) -> np.nd
     if isinstance(X_bar, AbstractZero):
         return None
     if type(X_bar) is not np.ndarray:
-        X_bar = np.asarray(as_array_cotangent(X_bar, name))
+        X_bar = as_array(as_array_cotangent(X_bar, name))
     check_shape(name, what, X_bar, shape)
     return X_bar
 
@@ -318,7 +319,7 @@ def _check_finite(name: str, A: np.ndarray) -> None:
 
 
 def _matrix(name: str, A: Any) -> np.ndarray:
-    dense = np.asarray(A)
+    dense = as_array(A)
     if dense.ndim < 2:
         raise ValueError(f"{name}: needs a matrix or a stack of matrices, got shape {dense.shape}")
     return dense

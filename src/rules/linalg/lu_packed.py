@@ -32,6 +32,7 @@ from kernels import lu as klu
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, kernel_array, kernel_dtype, unstack
+from rules.core.nesting import as_array
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, scipy_outputs
 from rules.linalg._systems import Layout
@@ -189,7 +190,7 @@ def _check_solve(
     if trans not in (0, 1, 2):
         raise ValueError(f"{name}: trans must be 0, 1 or 2, got {trans!r}")
     lu, piv = lu_and_piv
-    lu, piv = np.asarray(lu), np.asarray(piv)
+    lu, piv = as_array(lu), as_array(piv)
     if lu.ndim < 2 or lu.shape[-1] != lu.shape[-2]:
         raise ValueError(f"{name}: lu must be a square matrix (or a stack), got shape {lu.shape}")
     if piv.ndim < 1 or piv.shape[-1] != lu.shape[-1]:
@@ -286,10 +287,10 @@ def lu_solve_frule(
     X = x[..., None] if vector else x
     rhs: Any = ZeroTangent()
     if not isinstance(unthunk(b_dot), AbstractZero):
-        b_dot = np.asarray(as_array_cotangent(b_dot, "scipy.linalg.lu_solve's pushforward"))
+        b_dot = as_array(as_array_cotangent(b_dot, "scipy.linalg.lu_solve's pushforward"))
         rhs = np.broadcast_to(b_dot[..., None] if vector else b_dot, X.shape)
     if not isinstance(lu_dot, AbstractZero):
-        lu_dot = np.asarray(as_array_cotangent(lu_dot, "scipy.linalg.lu_solve's pushforward"))
+        lu_dot = as_array(as_array_cotangent(lu_dot, "scipy.linalg.lu_solve's pushforward"))
         L, U = _triangles(lu)
         L_dot, U_dot = _triangles(lu_dot)
         perm = _inverse(_row_order(piv, lu.shape[-1]))
@@ -299,5 +300,5 @@ def lu_solve_frule(
     if isinstance(rhs, AbstractZero):
         return x, ZeroTangent()
     dtype = np.result_type(x, rhs)
-    X_dot = _solve(lu, piv, np.asarray(rhs, dtype=dtype), trans)
+    X_dot = _solve(lu, piv, as_array(rhs, dtype=dtype), trans)
     return x, ProjectTo(x)(X_dot[..., 0] if vector else X_dot)

@@ -40,6 +40,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule
 from rules.linalg._stacks import adjoint
@@ -50,11 +51,11 @@ __all__: list[str] = []
 
 def _common(*arrays: Any) -> list[np.ndarray]:
     dtype = np.result_type(*arrays, np.float64)
-    return [np.asarray(x, dtype=dtype) for x in arrays]
+    return [as_array(x, dtype=dtype) for x in arrays]
 
 
 def _array(t: Any, name: str, what: str) -> np.ndarray:
-    return np.asarray(as_array_cotangent(t, f"scipy.linalg.{name}'s {what}"))
+    return as_array(as_array_cotangent(t, f"scipy.linalg.{name}'s {what}"))
 
 
 def _dots(tangents: tuple[Any, ...], name: str) -> list[Any]:

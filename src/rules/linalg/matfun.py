@@ -75,6 +75,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from tangents import AbstractZero, Hermitian, NoTangent, ProjectTo, Symmetric, Tangent, unthunk
@@ -163,17 +164,17 @@ def _output_tangent(Y: Any, Y_dot: Any) -> Any:
 def _divided_differences(spec: ScalarFunction, w: np.ndarray) -> np.ndarray:
     """``Gamma_ij = (f(w_i) - f(w_j)) / (w_i - w_j)``, ``f'`` at the midpoint of (near) ties."""
     with np.errstate(all="ignore"):
-        fw = np.asarray(spec.f(w))
+        fw = as_array(spec.f(w))
         wi, wj = w[..., :, None], w[..., None, :]
         delta = wi - wj
         near = np.abs(delta) <= _TIE_RTOL * np.maximum(np.abs(wi), np.abs(wj))
         quotient = (fw[..., :, None] - fw[..., None, :]) / np.where(near, 1.0, delta)
-        slope = np.asarray(spec.df(np.where(near, 0.5 * (wi + wj), wi)))
+        slope = as_array(spec.df(np.where(near, 0.5 * (wi + wj), wi)))
         return np.where(near, slope, quotient)
 
 
 def _array(name: str, what: str, t: Any, shape: tuple[int, ...]) -> np.ndarray:
-    t = np.asarray(as_array_cotangent(t, f"{name}'s {what} (elementwise products, LAPACK)"))
+    t = as_array(as_array_cotangent(t, f"{name}'s {what} (elementwise products, LAPACK)"))
     check_shape(name, f"the {what}", t, shape)
     return t
 
@@ -309,7 +310,7 @@ def _general_rule(
 
     def matfun_pullback(y_bar: Any) -> tuple[Any, Any]:
         Y_bar = _array(f"{name} pullback", "cotangent", _output_cotangent(Y, y_bar), F.shape)
-        G = _double(np.asarray(project_Y(Y_bar)))
+        G = _double(as_array(project_Y(Y_bar)))
         return NoTangent(), project_A(adjoint_frechet(A_double, F, G))
 
     return Y, matfun_pullback
@@ -527,7 +528,7 @@ def fractional_matrix_power_rrule(A: Any, t: Any) -> tuple[Any, Any]:
         if project_t is None:
             return NoTangent(), A_bar, NoTangent()
         G = _array(f"{name} pullback", "cotangent", unthunk(y_bar), np.shape(Y))
-        rate = _t_rate(_double(dense), _double(np.asarray(Y)))
+        rate = _t_rate(_double(dense), _double(as_array(Y)))
         return NoTangent(), A_bar, project_t(np.sum(np.real(np.conj(rate) * G)))
 
     return Y, fractional_matrix_power_pullback
@@ -548,5 +549,5 @@ def fractional_matrix_power_frule(tangents: tuple[Any, ...], A: Any, t: Any) -> 
         Y, Y_dot = _general_frule(name, evaluate, _power_spec(t), A, A_dot, frechet)
     if not isinstance(t_dot, AbstractZero) and not isinstance(t, int):
         t_dot = as_array_cotangent(t_dot, f"{name}'s frule")
-        Y_dot = Y_dot + _t_rate(_double(dense), _double(np.asarray(Y))) * t_dot
+        Y_dot = Y_dot + _t_rate(_double(dense), _double(as_array(Y))) * t_dot
     return Y, ProjectTo(Y)(Y_dot)

@@ -71,6 +71,7 @@ from kernels import svd as ksvd
 from kernels._spectral import default_rtol
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import kernel_eligible
+from rules.core.nesting import as_array
 from rules.core.registry import frule, rrule
 from rules.linalg._stacks import as_stack, check_shape, flat_batch
 from tangents import NoTangent, ProjectTo, ZeroTangent, unthunk
@@ -127,7 +128,7 @@ class _Norm:
 
     def __init__(self, name: str, x: Any, plan: Any, keepdims: bool, primal: Any) -> None:
         kind, ord, axes = plan
-        X = np.asarray(x)
+        X = as_array(x)
         if X.dtype.kind not in "fc":
             X = X.astype(np.float64)  # numpy's norm computes integers in float64
         self.X, self.ord, self.axes = X, ord, axes
@@ -356,7 +357,7 @@ def _call_primal(name: str, f: Any, x: Any, kwargs: dict[str, Any]) -> Any:
 
 def _plan_or_raise(name: str, x: Any, ord: Any, axis: Any) -> Any:
     try:
-        return _norm_plan(np.asarray(x), ord, axis)
+        return _norm_plan(as_array(x), ord, axis)
     except (ValueError, TypeError) as error:
         raise type(error)(
             f"{name}: {error} (input of shape {np.shape(x)}, axis={axis!r})"
@@ -415,7 +416,7 @@ def norm_frule(
 
 def _scipy_norm(a: Any, **kwargs: Any) -> Any:
     """``scipy.linalg.norm`` as a numpy scalar or array (it may return a Python float)."""
-    return np.asarray(sla.norm(a, **kwargs))[()]
+    return as_array(sla.norm(a, **kwargs))[()]
 
 
 @rrule.register(sla.norm)

@@ -32,6 +32,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint
@@ -45,7 +46,7 @@ def _part(t: Any, name: str, what: str) -> Any:
     t = unthunk(t)
     if isinstance(t, AbstractZero):
         return None
-    return np.asarray(as_array_cotangent(t, f"scipy.linalg.{name}'s {what}"))
+    return as_array(as_array_cotangent(t, f"scipy.linalg.{name}'s {what}"))
 
 
 # --- polar --------------------------------------------------------------------------------------
@@ -55,7 +56,7 @@ def _part(t: Any, name: str, what: str) -> Any:
 def polar_rrule(a: Any, side: str = "right") -> Any:
     r"""``U, P = polar(a, side)``: ``np.linalg.svd``'s pullback of the factors' cotangents."""
     y = sla.polar(a, side)
-    (W, s, Vh), svd_pullback = rrule(np.linalg.svd, np.asarray(a), full_matrices=False)
+    (W, s, Vh), svd_pullback = rrule(np.linalg.svd, as_array(a), full_matrices=False)
     project_a = ProjectTo(a)
 
     def polar_pullback(y_bar: Any) -> tuple[Any, Any]:
@@ -87,9 +88,9 @@ def polar_frule(tangents: tuple[Any, ...], a: Any, side: str = "right") -> Any:
     y = sla.polar(a, side)
     a_dot = _part(tangents[1], "polar", "frule")
     (W, s, Vh), svd_dot = frule(
-        (NoTangent(), a_dot), np.linalg.svd, np.asarray(a), full_matrices=False
+        (NoTangent(), a_dot), np.linalg.svd, as_array(a), full_matrices=False
     )
-    W_dot, s_dot, Vh_dot = (np.asarray(unthunk(t)) for t in split_cotangent(svd_dot, 3))
+    W_dot, s_dot, Vh_dot = (as_array(unthunk(t)) for t in split_cotangent(svd_dot, 3))
     U_dot = W_dot @ Vh + W @ Vh_dot
     if side == "right":
         P_dot = adjoint(Vh_dot) @ (s[:, None] * Vh) + adjoint(Vh) @ (s_dot[:, None] * Vh)
@@ -106,7 +107,7 @@ class _RQ:
     """``a = R Q`` from the QR factorization of ``a^T J``, in scipy's signs."""
 
     def __init__(self, a: Any) -> None:
-        a = np.asarray(a)
+        a = as_array(a)
         if a.ndim != 2 or a.shape[0] != a.shape[1]:
             raise ValueError("the rules of scipy.linalg.rq support square matrices only")
         (Q1, R1), self.qr_pullback = rrule(np.linalg.qr, a.T[:, ::-1])
@@ -129,13 +130,13 @@ class _RQ:
             np.zeros(self.a.shape, dtype=np.result_type(self.a, E)) if t is None else t
             for t in (Q1_bar, R1_bar)
         )
-        B_bar = np.asarray(unthunk(self.qr_pullback(parts)[1]))
+        B_bar = as_array(unthunk(self.qr_pullback(parts)[1]))
         return B_bar[:, ::-1].T
 
     def pushforward(self, a_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         B = self.a.T[:, ::-1]
         _, qr_dot = frule((NoTangent(), a_dot.T[:, ::-1]), np.linalg.qr, B)
-        Q1_dot, R1_dot = (np.asarray(unthunk(t)) for t in split_cotangent(qr_dot, 2))
+        Q1_dot, R1_dot = (as_array(unthunk(t)) for t in split_cotangent(qr_dot, 2))
         R_dot = R1_dot.T[::-1, ::-1] * np.conj(self.E)[None, :]
         Q_dot = self.E[:, None] * Q1_dot.T[::-1, :]
         return R_dot, Q_dot

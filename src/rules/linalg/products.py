@@ -36,6 +36,7 @@ from kernels import products as kproducts
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent, conj
 from rules.core.dispatch import as_stack, kernel_operands, unstack
+from rules.core.nesting import as_array
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule
 from rules.linalg._stacks import adjoint, check_shape
@@ -128,7 +129,7 @@ def _matmul_pullback_generic(
     if np.ndim(A) == np.ndim(B) == 2:  # no broadcasting or vectors: any tangent type with @ works
         return project_A(_matmul(C_bar, adjoint(B))), project_B(_matmul(adjoint(A), C_bar))
     C_bar = as_array_cotangent(C_bar, "np.matmul's pullback with broadcasting or vectors")
-    A2, B2, a_vector, b_vector = _as_matrices(np.asarray(A), np.asarray(B))
+    A2, B2, a_vector, b_vector = _as_matrices(as_array(A), as_array(B))
     if a_vector and b_vector:
         C_bar = np.reshape(C_bar, (1, 1))
     elif a_vector:
@@ -186,7 +187,7 @@ def _contraction_pullback(
     ``a_bar = tensordot(y_bar, conj(b))`` over ``b``'s free axes and
     ``b_bar = tensordot(conj(a), y_bar)`` over ``a``'s, each with the contracted axis moved back.
     """
-    a, b, g = np.asarray(a), np.asarray(b), np.asarray(g)
+    a, b, g = as_array(a), as_array(b), as_array(g)
     if a.ndim == 0 or b.ndim == 0:  # a product with a scalar: the scalar's cotangent is a sum
         a_bar, b_bar = g * conj(b), conj(a) * g
         return (np.sum(a_bar) if a.ndim == 0 else a_bar), (np.sum(b_bar) if b.ndim == 0 else b_bar)
@@ -269,8 +270,8 @@ def vdot_rrule(a: Any, b: Any, /) -> tuple[Any, Any]:
     def vdot_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
         g = as_array_cotangent(y_bar, "np.vdot's pullback")
         check_shape("np.vdot pullback", "the cotangent", g, ())
-        a_bar = np.reshape(np.conj(g) * np.asarray(b), a_shape)
-        b_bar = np.reshape(g * np.asarray(a), b_shape)
+        a_bar = np.reshape(np.conj(g) * as_array(b), a_shape)
+        b_bar = np.reshape(g * as_array(a), b_shape)
         return NoTangent(), project_a(a_bar), project_b(b_bar)
 
     return y, vdot_pullback
@@ -326,7 +327,7 @@ def inner_frule(tangents: tuple[Any, Any, Any], a: Any, b: Any, /) -> tuple[Any,
         _, a_dot, b_dot = (unthunk(t) for t in tangents)
         y_dot: Any = ZeroTangent()
         if not isinstance(a_dot, AbstractZero):
-            y_dot = y_dot + _matmul(a_dot, np.asarray(b).mT, "np.inner")
+            y_dot = y_dot + _matmul(a_dot, as_array(b).mT, "np.inner")
         if not isinstance(b_dot, AbstractZero):
             y_dot = y_dot + _matmul(a, b_dot.mT, "np.inner")
         return y, ProjectTo(y)(y_dot)
@@ -399,7 +400,7 @@ def kron_rrule(a: Any, b: Any) -> tuple[Any, Any]:
     """
     y = _call("np.kron", np.kron, a, b)
     project_a, project_b = ProjectTo(a), ProjectTo(b)
-    A, B = np.asarray(a), np.asarray(b)
+    A, B = as_array(a), as_array(b)
     d = max(A.ndim, B.ndim)
     A_d = A.reshape((1,) * (d - A.ndim) + A.shape)
     B_d = B.reshape((1,) * (d - B.ndim) + B.shape)
@@ -408,7 +409,7 @@ def kron_rrule(a: Any, b: Any) -> tuple[Any, Any]:
     y_labels = "".join(p + q for p, q in zip(i, j, strict=True))
 
     def kron_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
-        g = np.asarray(as_array_cotangent(y_bar, "np.kron's pullback"))
+        g = as_array(as_array_cotangent(y_bar, "np.kron's pullback"))
         check_shape("np.kron pullback", "the cotangent", g, y.shape)
         Y = g.reshape(interleaved)  # a view: einsum contracts in place (tensordot would copy)
         a_bar = np.einsum(f"{y_labels},{j}->{i}", Y, conj(B_d))

@@ -78,6 +78,7 @@ from kernels import qr as kqr
 from kernels.qr_forward import qr_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import forward_stack, paths
+from rules.core.nesting import as_array
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -251,7 +252,7 @@ class _Factors:
         if isinstance(X_bar, AbstractZero):
             return None
         if type(X_bar) is not np.ndarray:
-            X_bar = np.asarray(as_array_cotangent(X_bar, f"{self.name}'s pullback"))
+            X_bar = as_array(as_array_cotangent(X_bar, f"{self.name}'s pullback"))
         check_shape(f"{self.name} pullback", f"the cotangent of {what}", X_bar, shape)
         return X_bar
 
@@ -262,7 +263,7 @@ class _Factors:
         check_shape(f"{self.name} pushforward", "the tangent of A", A_dot, self.shape)
         if 0 in self.shape:
             return np.zeros_like(self.Q), np.zeros(self.R_shape, dtype=self.Q.dtype)
-        Q1_dot, R1_dot = qr_pushforward_array(self.Q1, self.R1, np.asarray(A_dot))
+        Q1_dot, R1_dot = qr_pushforward_array(self.Q1, self.R1, as_array(A_dot))
         if not self.complete:
             return Q1_dot, R1_dot
         name = f"{self.name} pushforward (A of shape {self.shape})"
@@ -273,7 +274,7 @@ class _Factors:
 
 
 def _as_matrix(name: str, A: Any) -> np.ndarray:
-    dense = np.asarray(A)
+    dense = as_array(A)
     if dense.ndim < 2:
         raise np.linalg.LinAlgError(
             f"{name}: needs a matrix or a stack of matrices, got shape {dense.shape}"

@@ -36,6 +36,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule, split_cotangent
 from rules.linalg._stacks import adjoint
@@ -108,7 +109,7 @@ def _part(t: Any, what: str) -> Any:
     t = unthunk(t)
     if isinstance(t, AbstractZero):
         return None
-    return np.asarray(as_array_cotangent(t, f"{_NAME}'s {what}"))
+    return as_array(as_array_cotangent(t, f"{_NAME}'s {what}"))
 
 
 @rrule_with_options(sla.schur)

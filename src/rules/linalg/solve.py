@@ -51,6 +51,7 @@ import scipy.linalg as sla
 
 from kernels import solve as ksolve
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.registry import frule, rrule
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import (
@@ -86,8 +87,8 @@ class _Solve:
         lower: bool = False,
         transposed: bool = False,
     ) -> None:
-        A0 = a if type(a) is np.ndarray else np.asarray(a)
-        b0 = b if type(b) is np.ndarray else np.asarray(b)
+        A0 = a if type(a) is np.ndarray else as_array(a)
+        b0 = b if type(b) is np.ndarray else as_array(b)
         self.work, result = linalg_dtypes(name, A0.dtype, b0.dtype)
         square_matrices(name, A0)
         self.name, self.structure, self.transposed = name, structure, transposed
@@ -139,7 +140,7 @@ class _Solve:
             and self.structure in ("general", "sym", "her", "pos")
         ):
             return self._pullback_generic(x_bar)
-        x_bar = np.asarray(as_array_cotangent(x_bar, f"{self.name}'s pullback"))
+        x_bar = as_array(as_array_cotangent(x_bar, f"{self.name}'s pullback"))
         X_bar = layout.rhs(cast(x_bar, self.work))
         if isinstance(self.F, BatchedLU):  # both cotangents in one compiled call
             A_bar, B_bar = ksolve.solve_pullback_batched(self.F.lu, self.F.piv, self.X, X_bar)
@@ -177,7 +178,7 @@ class _Solve:
         A_k, B_k = (
             None
             if isinstance(t, AbstractZero)
-            else cast(np.asarray(as_array_cotangent(t, f"{self.name}'s pushforward")), self.work)
+            else cast(as_array(as_array_cotangent(t, f"{self.name}'s pushforward")), self.work)
             for t in (A_dot, b_dot)
         )
         B_k = np.zeros_like(self.X) if B_k is None else layout.rhs(B_k)

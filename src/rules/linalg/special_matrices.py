@@ -28,6 +28,7 @@ import scipy.linalg as sla
 
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import rrule_with_options
 from rules.core.registry import frule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -36,7 +37,7 @@ __all__: list[str] = []
 
 
 def _array(t: Any, name: str, what: str = "pullback") -> np.ndarray:
-    return np.asarray(as_array_cotangent(t, f"scipy.linalg.{name}'s {what}"))
+    return as_array(as_array_cotangent(t, f"scipy.linalg.{name}'s {what}"))
 
 
 def _scatter(G: np.ndarray, index: np.ndarray, size: int) -> np.ndarray:
@@ -129,7 +130,7 @@ def toeplitz_frule(tangents: tuple[Any, ...], c: Any, r: Any = None) -> Any:
         dots.append(np.zeros(np.shape(value)) if zero else _array(t, "toeplitz", "frule"))
     if r is None:
         return T, ProjectTo(T)(sla.toeplitz(dots[0]))
-    c_dot, r_dot = (np.asarray(d, dtype=np.result_type(*dots, float)) for d in dots)
+    c_dot, r_dot = (as_array(d, dtype=np.result_type(*dots, float)) for d in dots)
     return T, ProjectTo(T)(sla.toeplitz(c_dot, r_dot))
 
 

@@ -81,6 +81,7 @@ from kernels import svd as ksvd
 from kernels.svd_forward import svd_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
+from rules.core.nesting import as_array
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
     GaugeError,
@@ -357,7 +358,7 @@ def _unfold_complement(
 
 def _decompose(name: str, a: Any, full_matrices: bool, hermitian: bool, call: Any) -> Any:
     """The primal ``svd`` output, with errors naming ``name`` and the shape."""
-    dense = np.asarray(a)
+    dense = as_array(a)
     if dense.ndim < 2:
         raise np.linalg.LinAlgError(f"{name}: needs matrices (ndim >= 2), got shape {dense.shape}")
     if hermitian:
@@ -414,7 +415,7 @@ def _frule(
 ) -> Any:
     """The output tangent: ``s_dot``, or ``(U_dot, s_dot, Vh_dot)`` of the type of ``factors``."""
     U, s, Vh = factors
-    A_dot = np.asarray(as_array_cotangent(unthunk(tangent), f"{name}'s pushforward"))
+    A_dot = as_array(as_array_cotangent(unthunk(tangent), f"{name}'s pushforward"))
     if A_dot.shape != dense.shape:
         raise ValueError(
             f"{name} pushforward: the tangent has shape {A_dot.shape}, expected {dense.shape}"

@@ -38,6 +38,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.registry import frule, rrule
 from rules.linalg._stacks import adjoint, check_shape
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -76,7 +77,7 @@ class _Schur:
 
 
 def _operands(a: Any, b: Any, q: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    a, b, q = np.asarray(a), np.asarray(b), np.asarray(q)
+    a, b, q = as_array(a), as_array(b), as_array(q)
     square = (
         a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == a.shape[-2] and b.shape[-1] == b.shape[-2]
     )
@@ -142,9 +143,7 @@ def solve_sylvester_rrule(a: Any, b: Any, q: Any) -> tuple[np.ndarray, Any]:
     def solve_sylvester_pullback(X_bar: Any) -> tuple[Any, Any, Any, Any]:
         X_bar = unthunk(X_bar)
         check_shape(f"{_NAME} pullback", "the cotangent", X_bar, X.shape)
-        X_bar = np.asarray(
-            as_array_cotangent(project_X(X_bar), f"{_NAME}'s pullback (LAPACK trsyl)")
-        )
+        X_bar = as_array(as_array_cotangent(project_X(X_bar), f"{_NAME}'s pullback (LAPACK trsyl)"))
         Y = solver.map("solve_adjoint", X_bar)
         Xh = adjoint(X)
         return (
@@ -170,7 +169,7 @@ def solve_sylvester_frule(
     for dot, term, shape in ((q_dot, None, Q.shape), (a_dot, "a", A.shape), (b_dot, "b", B.shape)):
         if isinstance(dot, AbstractZero):
             continue
-        dot = np.asarray(as_array_cotangent(dot, f"{_NAME}'s pushforward (LAPACK trsyl)"))
+        dot = as_array(as_array_cotangent(dot, f"{_NAME}'s pushforward (LAPACK trsyl)"))
         check_shape(f"{_NAME} pushforward", "a tangent", dot, shape)
         if term is None:
             rhs = rhs + dot

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import rrule_with_options
 from rules.core.registry import frule, rrule
 from rules.linalg._stacks import adjoint
@@ -40,7 +41,7 @@ __all__: list[str] = []
 
 
 def _array(t: Any, name: str, what: str = "pullback") -> np.ndarray:
-    return np.asarray(as_array_cotangent(t, f"np.linalg.{name}'s {what}"))
+    return as_array(as_array_cotangent(t, f"np.linalg.{name}'s {what}"))
 
 
 # --- tensorsolve --------------------------------------------------------------------------------
@@ -50,7 +51,7 @@ class _TensorSystem:
     """``a`` as numpy's ``tensorsolve`` reshapes it: a square matrix, and the way back."""
 
     def __init__(self, a: Any, b: Any, axes: Any) -> None:
-        a = np.asarray(a)
+        a = as_array(a)
         self.perm = list(range(a.ndim))
         if axes is not None:
             for k in axes:
@@ -170,8 +171,8 @@ def cond_rrule(x: Any, p: Any = None) -> Any:
 
     def cond_composed_pullback(y_bar: Any) -> tuple[Any, Any]:
         g = np.real(_array(y_bar, "cond"))
-        x_bar = norm_pullback(np.asarray(g * n2))[1]
-        x_bar = x_bar + inv_pullback(inv_norm_pullback(np.asarray(g * n1))[1])[1]
+        x_bar = norm_pullback(as_array(g * n2))[1]
+        x_bar = x_bar + inv_pullback(inv_norm_pullback(as_array(g * n1))[1])[1]
         return NoTangent(), project_x(x_bar)
 
     return y, cond_composed_pullback

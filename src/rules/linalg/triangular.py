@@ -43,6 +43,7 @@ import scipy.linalg as sla
 from kernels import crossovers
 from kernels import triangular as ktri
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.registry import frule, rrule
 from rules.linalg._stacks import check_shape, square_matrices
 from rules.linalg._systems import (
@@ -72,8 +73,8 @@ class _Triangular:
                 f"{NAME}: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}"
             ) from None
         self.lower, self.unit = bool(lower), bool(unit_diagonal)  # Python bools: one compile
-        A0 = a if type(a) is np.ndarray else np.asarray(a)
-        b0 = b if type(b) is np.ndarray else np.asarray(b)
+        A0 = a if type(a) is np.ndarray else as_array(a)
+        b0 = b if type(b) is np.ndarray else as_array(b)
         work, result = linalg_dtypes(NAME, A0.dtype, b0.dtype)
         square_matrices(NAME, A0)
         self.layout = layout = Layout(NAME, A0.shape, b0.shape)
@@ -97,7 +98,7 @@ class _Triangular:
 
     def pullback(self, x_bar: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(T_bar, B_bar)`` summed back to the shapes of ``a`` and ``b``."""
-        x_bar = np.asarray(as_array_cotangent(x_bar, f"{NAME}'s pullback (triangular masking)"))
+        x_bar = as_array(as_array_cotangent(x_bar, f"{NAME}'s pullback (triangular masking)"))
         check_shape(f"{NAME} pullback", "the cotangent", x_bar, self.x.shape)
         X_bar = self.layout.rhs(cast(x_bar, self.T.dtype))
         flags = (self.lower, self.trans, self.unit)
@@ -117,9 +118,7 @@ class _Triangular:
         T_dot, B_dot = (
             np.zeros_like(like)
             if isinstance(t, AbstractZero)
-            else convert(
-                cast(np.asarray(as_array_cotangent(t, f"{NAME}'s pushforward")), like.dtype)
-            )
+            else convert(cast(as_array(as_array_cotangent(t, f"{NAME}'s pushforward")), like.dtype))
             for t, like, convert in (
                 (a_dot, self.T, self.layout.matrices),
                 (b_dot, self.X, self.layout.rhs),

@@ -33,6 +33,7 @@ import numpy as np
 
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import normalize_axes, rrule_with_options
 from rules.core.registry import frule
 from rules.linalg.products import outer_frule, outer_rrule
@@ -42,7 +43,7 @@ __all__: list[str] = []
 
 
 def _array(t: Any, name: str, what: str = "pullback") -> np.ndarray:
-    return np.asarray(as_array_cotangent(t, f"{name}'s {what}"))
+    return as_array(as_array_cotangent(t, f"{name}'s {what}"))
 
 
 def _tangents(tangents: tuple[Any, ...], name: str) -> list[Any]:

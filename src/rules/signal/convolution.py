@@ -34,6 +34,7 @@ import numpy as np
 import scipy.signal as ss
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -68,12 +69,12 @@ def _register(
         check(in1, in2, mode, *options, **kw)
         y = f(in1, in2, mode, *options, **kw)
         project1, project2 = ProjectTo(in1), ProjectTo(in2)
-        a, b = np.asarray(in1), np.asarray(in2)
+        a, b = as_array(in1), as_array(in2)
         full_shape = tuple(n + m - 1 for n, m in zip(a.shape, b.shape, strict=True))
         start = _offset(name, mode, b.shape, full_shape, np.shape(y))
 
         def convolution_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
-            g_out = np.asarray(as_array_cotangent(y_bar, f"{full_name}'s pullback"))
+            g_out = as_array(as_array_cotangent(y_bar, f"{full_name}'s pullback"))
             G = np.zeros(full_shape, dtype=np.result_type(g_out.dtype, y.dtype))
             G[tuple(slice(s, s + n) for s, n in zip(start, g_out.shape, strict=True))] = g_out
             correlate = ss.correlate if name != "fftconvolve" else _fft_correlate
@@ -111,7 +112,7 @@ def _register(
 
 def _fft_correlate(g: np.ndarray, h: np.ndarray, mode: str) -> np.ndarray:
     """The correlation of scipy (conjugating ``h``), computed by ``fftconvolve``."""
-    return ss.fftconvolve(g, np.conj(_reverse(np.asarray(h))), mode)
+    return ss.fftconvolve(g, np.conj(_reverse(as_array(h))), mode)
 
 
 def _same_ndim(name: str, in1: Any, in2: Any) -> None:

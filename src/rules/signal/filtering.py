@@ -31,6 +31,7 @@ import numpy as np
 import scipy.signal as ss
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -64,13 +65,13 @@ def lfilter_rrule(b: Any, a: Any, x: Any, axis: int = -1, zi: Any = None) -> Any
     _check(b, a, zi)
     y = ss.lfilter(b, a, x, axis=axis)
     project_b, project_a, project_x = ProjectTo(b), ProjectTo(a), ProjectTo(x)
-    b_arr, a_arr = np.asarray(b), np.asarray(a)
-    x_last = np.moveaxis(np.asarray(x), axis, -1)
+    b_arr, a_arr = as_array(b), as_array(a)
+    x_last = np.moveaxis(as_array(x), axis, -1)
     y_last = np.moveaxis(y, axis, -1)
 
     def lfilter_pullback(y_bar: Any) -> tuple[Any, ...]:
         g = np.moveaxis(
-            np.asarray(as_array_cotangent(y_bar, "scipy.signal.lfilter's pullback")), axis, -1
+            as_array(as_array_cotangent(y_bar, "scipy.signal.lfilter's pullback")), axis, -1
         )
         x_bar = np.flip(ss.lfilter(np.conj(b_arr), np.conj(a_arr), np.flip(g, -1), axis=-1), -1)
         v = ss.lfilter([1.0], a_arr, x_last, axis=-1)
@@ -96,13 +97,13 @@ def lfilter_frule(
     y = ss.lfilter(b, a, x, axis=axis)
     b_dot, a_dot, x_dot = (unthunk(t) for t in tangents[1:4])
     operation = "scipy.signal.lfilter's frule"
-    a_arr = np.asarray(a)
+    a_arr = as_array(a)
     y_dot = np.zeros(np.moveaxis(y, axis, -1).shape, dtype=np.result_type(y, np.float32))
     if not isinstance(x_dot, AbstractZero):
-        moved = np.moveaxis(np.asarray(as_array_cotangent(x_dot, operation)), axis, -1)
+        moved = np.moveaxis(as_array(as_array_cotangent(x_dot, operation)), axis, -1)
         y_dot = y_dot + ss.lfilter(b, a, moved, axis=-1)
     if not isinstance(b_dot, AbstractZero):
-        v = ss.lfilter([1.0], a_arr, np.moveaxis(np.asarray(x), axis, -1), axis=-1)
+        v = ss.lfilter([1.0], a_arr, np.moveaxis(as_array(x), axis, -1), axis=-1)
         y_dot = y_dot + _delayed_filter(as_array_cotangent(b_dot, operation), v)
     if not isinstance(a_dot, AbstractZero):
         u = ss.lfilter([1.0], a_arr, np.moveaxis(y, axis, -1), axis=-1)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from rules.core.nesting import as_array
 from rules.sparse.pattern import sampled_product
 from tangents import AbstractTangent
 
@@ -32,7 +33,7 @@ class OuterProducts(AbstractTangent):
     __slots__ = ("U", "V")
 
     def __init__(self, U: Any, V: Any) -> None:
-        U, V = np.asarray(U), np.asarray(V)
+        U, V = as_array(U), as_array(V)
         self.U = U[:, None] if U.ndim == 1 else U
         self.V = V[:, None] if V.ndim == 1 else V
 

@@ -41,6 +41,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spl
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule
 from rules.sparse.factored import OuterProducts
@@ -58,7 +59,7 @@ def _adjoint(A: Any) -> Any:
 
 def _columns(x: Any, n: int) -> np.ndarray:
     """``x`` as an (n, k) matrix (a vector is one column)."""
-    return np.reshape(np.asarray(x), (n, -1))
+    return np.reshape(as_array(x), (n, -1))
 
 
 def _check_dense_rhs(name: str, b: Any) -> None:
@@ -171,7 +172,7 @@ def superlu_solve_rrule(lu: Any, rhs: Any, trans: str = "N") -> Any:
     project_b = ProjectTo(rhs)
 
     def superlu_solve_pullback(x_bar: Any) -> tuple[Any, Any]:
-        g = np.asarray(as_array_cotangent(x_bar, "SuperLU.solve's pullback"))
+        g = as_array(as_array_cotangent(x_bar, "SuperLU.solve's pullback"))
         b_bar = _solve_adjoint(lu, g, trans)
         if trans == "N":
             lu_bar = OuterProducts(-b_bar, x)
@@ -192,9 +193,9 @@ def superlu_solve_frule(tangents: tuple[Any, ...], lu: Any, rhs: Any, trans: str
     operation = "SuperLU.solve's frule"
     rhs_dot = np.zeros(np.shape(x), dtype=np.result_type(x, np.float32))
     if not isinstance(b_dot, AbstractZero):
-        rhs_dot = rhs_dot + np.asarray(as_array_cotangent(b_dot, operation))
+        rhs_dot = rhs_dot + as_array(as_array_cotangent(b_dot, operation))
     if not isinstance(A_dot, AbstractZero):
-        rhs_dot = rhs_dot - np.asarray(_apply(A_dot, x, trans))
+        rhs_dot = rhs_dot - as_array(_apply(A_dot, x, trans))
     return x, ProjectTo(x)(lu.solve(np.ascontiguousarray(rhs_dot), trans))
 
 
@@ -292,6 +293,6 @@ def expm_multiply_frule(
         if sp.issparse(A):
             M = sp.block_array([[A, A_dot], [None, A]], format="csr")
         else:
-            M = np.block([[A, np.asarray(A_dot)], [np.zeros_like(A), A]])
+            M = np.block([[A, as_array(A_dot)], [np.zeros_like(A), A]])
         y_dot = spl.expm_multiply(M, np.vstack([top, B_cols]))[:n]
     return y, ProjectTo(y)(np.reshape(y_dot, np.shape(y)))

@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from tangents import unthunk
 
 __all__ = ["check_format", "on_pattern", "pattern", "sampled_product", "sparse_or_array"]
@@ -64,7 +65,7 @@ def sampled_product(A: Any, U: Any, V: Any) -> Any:
     O(nnz k) time and memory for k columns.
     """
     rows, cols = pattern(A)
-    U, V = np.asarray(U), np.asarray(V)
+    U, V = as_array(U), as_array(V)
     if U.ndim == 1:
         values = U[rows] * np.conj(V[cols])
     else:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.sparse.pattern import check_format, is_sparse, sampled_product, sparse_or_array
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
 
@@ -54,16 +55,16 @@ def sparse_matmul_rrule(A: Any, B: Any) -> tuple[Any, Any]:
     project_A, project_B = ProjectTo(A), ProjectTo(B)
 
     def sparse_matmul_pullback(C_bar: Any) -> tuple[Any, Any, Any]:
-        G = np.asarray(as_array_cotangent(C_bar, f"{_NAME}'s pullback (a sparse product)"))
+        G = as_array(as_array_cotangent(C_bar, f"{_NAME}'s pullback (a sparse product)"))
         if left:  # C = S D: S_bar = G D^H sampled, D_bar = S^H G
-            S, D = A, np.asarray(B)
+            S, D = A, as_array(B)
             S_bar = sampled_product(S, G, D)
             D_bar = S.conj().T @ G
-            return NoTangent(), project_A(S_bar), project_B(np.asarray(D_bar))
-        D, S = np.asarray(A), B  # C = D S: S_bar = D^H G sampled, D_bar = G S^H
+            return NoTangent(), project_A(S_bar), project_B(as_array(D_bar))
+        D, S = as_array(A), B  # C = D S: S_bar = D^H G sampled, D_bar = G S^H
         S_bar = sampled_product(S, np.conj(D).T, np.conj(G).T)
         D_bar = (S.conj() @ G.T).T
-        return NoTangent(), project_A(np.asarray(D_bar)), project_B(S_bar)
+        return NoTangent(), project_A(as_array(D_bar)), project_B(S_bar)
 
     return C, sparse_matmul_pullback
 
@@ -81,4 +82,4 @@ def sparse_matmul_frule(tangents: tuple[Any, Any, Any], A: Any, B: Any) -> tuple
     if not isinstance(B_dot, AbstractZero):
         B_dot = ProjectTo(B)(sparse_or_array(B_dot, operation))
         C_dot = C_dot + A @ B_dot
-    return C, ProjectTo(C)(np.asarray(C_dot))
+    return C, ProjectTo(C)(as_array(C_dot))

@@ -29,6 +29,7 @@ import numpy as np
 import scipy.special as sc
 
 from rules.core.definition import scalar_rule
+from rules.core.nesting import as_array
 from tangents import NotImplementedTangent
 
 __all__: list[str] = []
@@ -58,7 +59,7 @@ def _real(function: str, partial: Any) -> Any:
 
 def _scaled_i(v: Any, x: Any) -> Any:
     """The derivative of ``ive(v, x)`` in ``x``."""
-    v = np.asarray(v)
+    v = as_array(v)
     return (sc.ive(v - 1, x) + sc.ive(v + 1, x)) / 2 - np.sign(x) * sc.ive(v, x)
 
 
@@ -69,7 +70,7 @@ def _ive_partials(v: Any, x: Any, y: Any) -> tuple[Any, Any]:
 
 def _with_order(function: str, derivative: Any) -> Any:
     def partials(v: Any, x: Any, y: Any) -> tuple[Any, Any]:
-        return _order(function), derivative(np.asarray(v), x)
+        return _order(function), derivative(as_array(v), x)
 
     return partials
 

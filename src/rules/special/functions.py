@@ -39,6 +39,7 @@ from rules.arrays.reductions import expand_reduced
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
 from rules.core.definition import scalar_rule
+from rules.core.nesting import as_array
 from rules.core.options import normalize_axes, refuse, rrule_with_options
 from rules.core.registry import frule
 from tangents import AbstractZero, NoTangent, ProjectTo, Thunk, ZeroTangent, unthunk
@@ -101,7 +102,7 @@ def logsumexp_rrule(
 
     def logsumexp_pullback(y_bar: Any) -> tuple[Any, ...]:
         g = expand_reduced(as_array_cotangent(y_bar, "logsumexp's pullback"), axes, keepdims)
-        weights = np.exp(np.asarray(a) - expand_reduced(y, axes, keepdims))
+        weights = np.exp(as_array(a) - expand_reduced(y, axes, keepdims))
         scaled = weights if b is None else b * weights
         a_bar = project_a(np.broadcast_to(np.conj(scaled) * g, np.shape(a)).copy())
         if b is None:
@@ -125,7 +126,7 @@ def logsumexp_frule(
     refuse("logsumexp", return_sign=return_sign)
     y = sc.logsumexp(a, axis=axis, b=b, keepdims=keepdims)
     axes = _axes_of(a, axis)
-    weights = np.exp(np.asarray(a) - expand_reduced(y, axes, keepdims))
+    weights = np.exp(as_array(a) - expand_reduced(y, axes, keepdims))
     moved: Any = ZeroTangent()
     a_dot = unthunk(tangents[1])
     if not isinstance(a_dot, AbstractZero):

@@ -34,6 +34,7 @@ import numpy as np
 import scipy.special as sc
 
 from rules.core.definition import non_differentiable, scalar_rule
+from rules.core.nesting import as_array
 from tangents import NotImplementedTangent, ZeroTangent
 
 __all__: list[str] = []
@@ -96,7 +97,7 @@ def _polygamma_partials(n: Any, x: Any, y: Any) -> tuple[Any, Any]:
 
 def _multigammaln_partials(a: Any, d: Any, y: Any) -> tuple[Any, Any]:
     _real_only("multigammaln", a)
-    a = np.asarray(a)
+    a = as_array(a)
     return sum(sc.digamma(a - j / 2) for j in range(int(d))) + np.zeros_like(a), ZeroTangent()
 
 
@@ -111,7 +112,7 @@ def _zeta_partials(x: Any, *q_and_y: Any) -> Any:
 
 def _expn_partials(n: Any, x: Any, y: Any) -> tuple[Any, Any]:
     _real_only("expn", x)
-    n = np.asarray(n)
+    n = as_array(n)
     with np.errstate(divide="ignore", invalid="ignore"):
         e0 = -np.exp(-x) * (1 + x) / np.square(x)
         lower = -sc.expn(np.maximum(n - 1, 0), x)

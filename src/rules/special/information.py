@@ -22,6 +22,7 @@ import numpy as np
 import scipy.special as sc
 
 from rules.core.definition import scalar_rule
+from rules.core.nesting import as_array
 
 __all__: list[str] = []
 
@@ -34,7 +35,7 @@ def _log_ratio(x: Any, y: Any) -> Any:
 def _ratio(x: Any, y: Any) -> Any:
     """``x / y``, 0 where ``x == 0``."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(np.asarray(x) == 0, 0, np.divide(x, y))
+        return np.where(as_array(x) == 0, 0, np.divide(x, y))
 
 
 def _entr_partial(x: Any, y: Any) -> Any:

@@ -31,6 +31,7 @@ import scipy.linalg as sla
 import scipy.stats as st
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
 
@@ -45,15 +46,15 @@ class _Gaussian:
     def __init__(self, name: str, x: Any, mean: Any, cov: Any, allow_singular: bool) -> None:
         if allow_singular:
             raise ValueError(f"the rules of {name} do not support allow_singular=True")
-        cov = np.asarray(cov)
+        cov = as_array(cov)
         if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
             raise ValueError(
                 f"the rules of {name} need a (d, d) covariance matrix, got shape {cov.shape}"
             )
         d = cov.shape[0]
-        x = np.asarray(x)
+        x = as_array(x)
         self.points = x.reshape(-1, d)
-        residual = self.points - (0.0 if mean is None else np.asarray(mean))
+        residual = self.points - (0.0 if mean is None else as_array(mean))
         self.factor = sla.cho_factor(cov, lower=True)
         self.alpha = sla.cho_solve(self.factor, residual.T).T  # Sigma^{-1} r, one row per point
         self.d = d
@@ -63,7 +64,7 @@ class _Gaussian:
 
 
 def _weights(y_bar: Any, name: str, n: int) -> np.ndarray:
-    return np.asarray(as_array_cotangent(y_bar, f"{name}'s pullback")).reshape(n)
+    return as_array(as_array_cotangent(y_bar, f"{name}'s pullback")).reshape(n)
 
 
 def _register(method: str, scaled: bool) -> None:
@@ -110,9 +111,9 @@ def _register(method: str, scaled: bool) -> None:
         if not isinstance(x_dot, AbstractZero):
             y_dot -= np.sum(alpha * np.reshape(as_array_cotangent(x_dot, operation), (n, d)), 1)
         if mean is not None and not isinstance(mean_dot, AbstractZero):
-            y_dot += alpha @ np.asarray(as_array_cotangent(mean_dot, operation))
+            y_dot += alpha @ as_array(as_array_cotangent(mean_dot, operation))
         if not isinstance(cov_dot, AbstractZero):
-            S_dot = np.asarray(as_array_cotangent(cov_dot, operation))
+            S_dot = as_array(as_array_cotangent(cov_dot, operation))
             quadratic = np.einsum("ni,ij,nj->n", alpha, S_dot, alpha)
             y_dot += 0.5 * (quadratic - np.sum(gaussian.inverse() * S_dot.T))
         if scaled:

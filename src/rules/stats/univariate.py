@@ -47,6 +47,7 @@ import scipy.special as sc
 import scipy.stats as st
 
 from rules.core.definition import scalar_rule
+from rules.core.nesting import as_array
 from tangents import NotImplementedTangent, ZeroTangent
 
 __all__: list[str] = []
@@ -66,7 +67,7 @@ def _parse(dist: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[An
     missing = [n for n, v in zip(names, values, strict=True) if v is None]
     if missing:
         raise TypeError(f"the rules of scipy.stats.{dist.name} need the argument(s) {missing}")
-    return tuple(np.asarray(v) if not isinstance(v, int | float) else v for v in values)
+    return tuple(as_array(v) if not isinstance(v, int | float) else v for v in values)
 
 
 def _cdf_shape(dist: str, names: list[str]) -> tuple[NotImplementedTangent, ...]:
@@ -168,7 +169,7 @@ _register_continuous(st.beta, _beta)
 def _poisson_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
     k, mu, *rest = [*args, *([kwargs["mu"]] if "mu" in kwargs else [])]
     loc = rest[0] if rest else kwargs.get("loc", 0)
-    return np.asarray(k), np.asarray(mu), loc
+    return as_array(k), as_array(mu), loc
 
 
 def _discrete_row(mu_partial: Any, n: int) -> tuple[Any, ...]:
