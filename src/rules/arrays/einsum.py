@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import contiguous
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, Thunk, ZeroTangent, unthunk
@@ -107,7 +108,7 @@ def _operand_cotangent(
         contracted = contracted.sum(axis=stretched, keepdims=True)
     contracted = np.broadcast_to(contracted, tuple(sizes[c] for c in distinct))
     if distinct == term:
-        return np.ascontiguousarray(contracted)
+        return contiguous(contracted)
     # A repeated label: write onto the diagonal of zeros (einsum's "ii->i" view is writable).
     x_bar = np.zeros(shape, dtype=contracted.dtype)
     np.einsum(f"{term}->{distinct}", x_bar)[...] = contracted

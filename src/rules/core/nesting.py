@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["as_array", "call", "innermost_value", "is_traced", "register_traced"]
+__all__ = ["as_array", "call", "contiguous", "innermost_value", "is_traced", "register_traced"]
 
 _TRACED: list[type] = []
 _BIND: list[Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = []
@@ -65,6 +65,16 @@ def as_array(x: Any, dtype: Any = None) -> Any:
             return x.astype(dtype)
         return x
     return np.asarray(x, dtype=dtype)
+
+
+def contiguous(x: Any, dtype: Any = None) -> Any:
+    """``np.ascontiguousarray(x, dtype)``, but a traced value stays traced (see :func:`as_array`).
+
+    Layout is a property of stored arrays; a traced value has none to fix.
+    """
+    if _TRACED and isinstance(x, _TRACED[0]):
+        return as_array(x, dtype)
+    return np.ascontiguousarray(x, dtype=dtype)
 
 
 def call(f: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

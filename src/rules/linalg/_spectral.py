@@ -23,7 +23,7 @@ import numpy as np
 
 from kernels._spectral import default_rtol, near_tie_rows
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array, innermost_value, is_traced
+from rules.core.nesting import as_array, contiguous, innermost_value, is_traced
 from rules.linalg._stacks import square_matrices
 from tangents import AbstractZero, unthunk
 
@@ -121,7 +121,7 @@ def near_ties(values: np.ndarray, rtol: float, zeros: bool = False) -> np.ndarra
     b, k = values.shape
     if b * k == 0:
         return np.zeros(0, dtype=np.intp)
-    return near_tie_rows(np.ascontiguousarray(values), float(rtol), bool(zeros))
+    return near_tie_rows(contiguous(values), float(rtol), bool(zeros))
 
 
 def masked_inverse(d: np.ndarray, tol: np.ndarray) -> np.ndarray:
@@ -142,7 +142,7 @@ def masked_inverse_traced(d: Any, tol: np.ndarray) -> Any:
 
 def frobenius(X: np.ndarray) -> np.ndarray:
     """The Frobenius norm of each matrix of the stack ``X`` (b, m, n)."""
-    flat = np.ascontiguousarray(X).reshape(X.shape[0], -1)
+    flat = contiguous(X).reshape(X.shape[0], -1)
     if flat.dtype.kind == "c":
         flat = flat.view(flat.real.dtype)  # (re, im) pairs: a real dot product, no conj copy
     return np.sqrt(np.einsum("bi,bi->b", flat, flat))

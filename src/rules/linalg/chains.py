@@ -41,7 +41,7 @@ from kernels import products as kproducts
 from kernels import solve as ksolve
 from rules.core.cotangents import as_array_cotangent, is_user_tangent
 from rules.core.dispatch import kernel_eligible
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, contiguous
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import (
@@ -346,7 +346,7 @@ def matrix_power_rrule(a: Any, n: int) -> tuple[np.ndarray, Any]:
             return NoTangent(), ZeroTangent()
 
         return Y, matrix_power_zero_pullback
-    B = np.ascontiguousarray(_inverse(name, A) if n < 0 else A)
+    B = contiguous(_inverse(name, A) if n < 0 else A)
     steps, result = _power_program(abs(n))
     values = _power_values(B, steps)
     Y = values[result].copy() if result == 0 else values[result]
@@ -397,7 +397,7 @@ def matrix_power_frule(tangents: tuple[Any, Any, Any], a: Any, n: int) -> tuple[
     A_dot = unthunk(tangents[1])
     if not is_user_tangent(A_dot):  # a user's tangent type takes the algebra path: @, +, -
         A_dot = as_array_cotangent(A_dot, f"{name}'s frule")
-    B = np.ascontiguousarray(_inverse(name, A) if n < 0 else A)
+    B = contiguous(_inverse(name, A) if n < 0 else A)
     A_dot = _in_dtype_of(B, A_dot)
     operands = None
     if n < 0 and type(A_dot) is np.ndarray and A_dot.dtype == B.dtype and _small_matrices(B):

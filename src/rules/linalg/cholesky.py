@@ -56,7 +56,7 @@ from rules.core.dispatch import (
     paths,
     unstack,
 )
-from rules.core.nesting import as_array, call, is_traced
+from rules.core.nesting import as_array, call, contiguous, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, scipy_outputs, square_matrices
 from rules.linalg._systems import Layout, check_scipy_options, potrf_factor
@@ -93,7 +93,7 @@ def _factor(name: str, A: Any, lower: bool) -> np.ndarray:
                 f"{name}: Matrix is not positive definite (input of shape {dense.shape})"
             )
         L = unstack(L, dense.shape)
-        return L if lower else np.ascontiguousarray(adjoint(L))
+        return L if lower else contiguous(adjoint(L))
     try:
         return np.linalg.cholesky(dense, upper=not lower)
     except np.linalg.LinAlgError as error:
@@ -212,7 +212,7 @@ def cholesky_frule(tangents: tuple[Any, Any], A: Any, /, *, upper: bool = False)
     r"""Forward rule for ``np.linalg.cholesky``: :math:`\dot L = L \Phi(L^{-1} \dot A L^{-H})`."""
     F = _factor("np.linalg.cholesky", A, lower=not upper)
     L = adjoint(F) if upper else F
-    return F, _tangent_of_factor(np.ascontiguousarray(L), unthunk(tangents[1]), lower=not upper)
+    return F, _tangent_of_factor(contiguous(L), unthunk(tangents[1]), lower=not upper)
 
 
 # --- scipy.linalg.cholesky -----------------------------------------------------------------------
@@ -235,7 +235,7 @@ def scipy_cholesky_frule(
     """Forward rule for ``scipy.linalg.cholesky``."""
     check_scipy_options("scipy.linalg.cholesky", (A,), kwargs)
     F = _factor("scipy.linalg.cholesky", A, lower)
-    L = np.ascontiguousarray(F if lower else adjoint(F))
+    L = contiguous(F if lower else adjoint(F))
     return F, _tangent_of_factor(L, unthunk(tangents[1]), lower)
 
 
@@ -265,7 +265,7 @@ def cho_factor_rrule(
     """
     c, lower_out = _cho_factor(A, lower, kwargs)
     F = np.tril(c) if lower else np.triu(c)
-    L = np.ascontiguousarray(F if lower else adjoint(F))
+    L = contiguous(F if lower else adjoint(F))
     project_A = ProjectTo(A)
 
     def cho_factor_pullback(y_bar: Any) -> tuple[Any, Any]:
@@ -290,7 +290,7 @@ def cho_factor_frule(
     """Forward rule for ``scipy.linalg.cho_factor``: the factor's tangent plus the copied part."""
     c, lower_out = _cho_factor(A, lower, kwargs)
     F = np.tril(c) if lower else np.triu(c)
-    L = np.ascontiguousarray(F if lower else adjoint(F))
+    L = contiguous(F if lower else adjoint(F))
     A_dot = _sym(as_array_cotangent(unthunk(tangents[1]), "scipy.linalg.cho_factor's pushforward"))
     F_dot = _tangent_of_factor(L, A_dot, lower)
     copied_dot = np.triu(A_dot, 1) if lower else np.tril(A_dot, -1)
@@ -301,7 +301,7 @@ def cho_factor_frule(
 
 def _factor_of(c: np.ndarray, lower: bool) -> np.ndarray:
     """The lower factor ``L`` (``A = L L^H``) stored in the ``cho_factor`` output ``c``."""
-    return np.ascontiguousarray(np.tril(c) if lower else adjoint(np.triu(c)))
+    return contiguous(np.tril(c) if lower else adjoint(np.triu(c)))
 
 
 def _cho_solve_operands(

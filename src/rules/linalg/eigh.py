@@ -76,7 +76,7 @@ from kernels import eigh as keigh
 from kernels.eigh_forward import eigh_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
-from rules.core.nesting import as_array, innermost_value, is_traced
+from rules.core.nesting import as_array, contiguous, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
     GaugeError,
@@ -316,7 +316,7 @@ def _tangent_of_input(name: str, A_dot: Any, shape: tuple[int, ...], dtype: Any)
         )
     if A_dot.dtype.kind == "c" and np.dtype(dtype).kind != "c":
         A_dot = A_dot.real
-    return np.ascontiguousarray(A_dot, dtype=dtype)
+    return contiguous(A_dot, dtype=dtype)
 
 
 # --- the rules, shared by numpy and scipy ----------------------------------------------------------
@@ -478,7 +478,7 @@ class _ScipyEigh:
             type=options.get("type", 1),
             subset_by_index=subset,
         )
-        self.V = np.ascontiguousarray(V)  # scipy's V is Fortran-ordered
+        self.V = contiguous(V)  # scipy's V is Fortran-ordered
 
     @property
     def partial(self) -> bool:

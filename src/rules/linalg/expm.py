@@ -57,7 +57,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg import matfun
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
@@ -283,6 +283,35 @@ def _pade(A: np.ndarray) -> _Pade:
     return _Pade(np.array(A, dtype=compute))  # a copy: the scaling never touches the caller's A
 
 
+def _frechet_traced(A: Any, E: Any) -> Any:
+    r"""``L(A, E)`` for traced operands (a nested differentiation), as a block of a traced ``expm``.
+
+    The top-right block of :math:`\exp\begin{bmatrix} A & E \\ 0 & A \end{bmatrix}` [Mathias
+    1996], built with traced concatenations: every step is a rule, so the result is
+    differentiated again, to any order.
+    """
+    n = A.shape[-1]
+    zero = np.zeros(A.shape, dtype=np.result_type(innermost_value(A), innermost_value(E)))
+    M = np.concatenate(
+        (np.concatenate((A, E), axis=-1), np.concatenate((zero, A), axis=-1)), axis=-2
+    )
+    return call(sla.expm, M)[..., :n, n:]
+
+
+def _expm_traced_rrule(A: Any) -> tuple[Any, Any]:
+    """``expm`` of a traced ``A``: the traced call, and the pullback ``L(A^H, X_bar)``."""
+    square_matrices("scipy.linalg.expm", innermost_value(A))
+    X = call(sla.expm, A)
+    project_A = ProjectTo(A)
+
+    def expm_pullback(X_bar: Any) -> tuple[Any, Any]:
+        X_bar = unthunk(X_bar)
+        check_shape("scipy.linalg.expm pullback", "the cotangent", X_bar, X.shape)
+        return NoTangent(), project_A(_frechet_traced(adjoint(A), X_bar))
+
+    return X, expm_pullback
+
+
 @rrule.register(sla.expm)
 def expm_rrule(A: Any) -> tuple[np.ndarray, Any]:
     r"""Reverse rule for ``X = scipy.linalg.expm(A)``: :math:`\bar A = L(A, \bar X^H)^H`.
@@ -293,6 +322,8 @@ def expm_rrule(A: Any) -> tuple[np.ndarray, Any]:
     """
     if matfun.is_hermitian(A):
         return matfun.hermitian_rrule("scipy.linalg.expm", sla.expm, matfun.EXP, A)
+    if is_traced(A):
+        return _expm_traced_rrule(A)
     dense = as_array(A)
     square_matrices("scipy.linalg.expm", dense)
     pade = _pade(dense)
@@ -319,6 +350,11 @@ def expm_frule(tangents: tuple[Any, Any], A: Any) -> tuple[np.ndarray, Any]:
     A_dot = unthunk(tangents[1])
     if matfun.is_hermitian(A):
         return matfun.hermitian_frule("scipy.linalg.expm", sla.expm, matfun.EXP, A, A_dot)
+    if is_traced(A) or is_traced(A_dot):
+        X = call(sla.expm, A)
+        if isinstance(A_dot, AbstractZero):
+            return X, A_dot
+        return X, _frechet_traced(A, A_dot)
     dense = as_array(A)
     square_matrices("scipy.linalg.expm", dense)
     check_shape("scipy.linalg.expm pushforward", "the tangent", A_dot, dense.shape)

@@ -61,7 +61,7 @@ from kernels import lu as klu
 from kernels import lu_unpacked as klu_unpacked
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, forward_stack, kernel_array, paths, unstack
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call, contiguous, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -79,6 +79,28 @@ def _inverse(perm: np.ndarray) -> np.ndarray:
     return np.argsort(perm, axis=-1).astype(np.int32)
 
 
+def _blocks_traced(L1: Any, U1: Any, W11: Any, L_bar: Any, U_bar: Any) -> Any:
+    """The pullback's ``W`` before the row permutation, for traced operands: no in-place writes.
+
+    The same steps as :func:`_pullback_formula`'s, on blocks joined by traced concatenations.
+    """
+    k = L1.shape[-1]
+
+    def right(X: Any) -> Any:  # X U1^-H
+        return adjoint(np.linalg.solve(U1, adjoint(X)))
+
+    def left(X: Any) -> Any:  # L1^-H X
+        return np.linalg.solve(adjoint(L1), X)
+
+    if L_bar.shape[-2] > k:  # tall: W = [W11; L_bar2], then rows :k
+        W = right(np.concatenate((W11, L_bar[..., k:, :]), axis=-2))
+        return np.concatenate((left(W[..., :k, :]), W[..., k:, :]), axis=-2)
+    top = right(W11)
+    if U_bar.shape[-1] > k:  # wide: W = [W11, U_bar2]
+        top = np.concatenate((top, U_bar[..., k:]), axis=-1)
+    return left(top)
+
+
 def _pullback_formula(
     L: np.ndarray, U: np.ndarray, perm: np.ndarray, L_bar: Any, U_bar: Any
 ) -> np.ndarray:
@@ -87,6 +109,8 @@ def _pullback_formula(
     L1, L2, U1, U2 = L[..., :k, :], L[..., k:, :], U[..., :k], U[..., k:]
     G = adjoint(L1) @ L_bar[..., :k, :] - U_bar[..., k:] @ adjoint(U2)
     H = U_bar[..., :k] @ adjoint(U1) - adjoint(L2) @ L_bar[..., k:, :]
+    if any(map(is_traced, (L, U, L_bar, U_bar))):
+        return _rows(_blocks_traced(L1, U1, np.tril(G, -1) + np.triu(H), L_bar, U_bar), perm)
     W = np.empty((*L.shape[:-2], m, U.shape[-1]), dtype=np.result_type(L, L_bar, U_bar))
     W[..., :k, :k] = np.tril(G, -1) + np.triu(H)
     W[..., :k, k:] = U_bar[..., k:]  # wide
@@ -246,11 +270,11 @@ def _split_pullback(
     if j == 0:  # a single row: U = A
         return _rows(Z_bar, perm)
     X_bar = lu_pullback_array(
-        np.ascontiguousarray(L[..., :j]),
-        np.ascontiguousarray(U[..., :j, :j]),
+        contiguous(L[..., :j]),
+        contiguous(U[..., :j, :j]),
         _identity(perm),
-        np.ascontiguousarray(L_bar[..., :j] - Z_bar @ adjoint(U[..., :j, j:])),
-        np.ascontiguousarray(U_bar[..., :j, :j], dtype=dtype),
+        contiguous(L_bar[..., :j] - Z_bar @ adjoint(U[..., :j, j:])),
+        contiguous(U_bar[..., :j, :j], dtype=dtype),
     )
     return _rows(np.concatenate((X_bar, Z_bar), axis=-1), perm)
 
@@ -272,10 +296,10 @@ def _split_pushforward(
     U_dot = np.zeros(U.shape, dtype=dtype)
     if j > 0:
         L_dot[..., :j], U_dot[..., :j, :j] = lu_pushforward_array(
-            np.ascontiguousarray(L[..., :j]),
-            np.ascontiguousarray(U[..., :j, :j]),
+            contiguous(L[..., :j]),
+            contiguous(U[..., :j, :j]),
             _identity(perm),
-            np.ascontiguousarray(X[..., :j]),
+            contiguous(X[..., :j]),
         )
     U_dot[..., j:] = np.linalg.solve(L, X[..., j:] - L_dot @ U[..., j:])  # L^-1 (Z_dot - L_dot U_Z)
     return L_dot, U_dot
@@ -344,7 +368,7 @@ def _scipy_lu(
             unstack(U, dense.shape),
         )
     else:
-        perm, L, U = sla.lu(dense, p_indices=True, check_finite=check_finite)
+        perm, L, U = call(sla.lu, dense, p_indices=True, check_finite=check_finite)
     factors = _Factors(name, perm, L, U)
     if permute_l:
         return (_rows(L, factors.perm), U), factors

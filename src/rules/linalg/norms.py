@@ -71,7 +71,7 @@ from kernels import svd as ksvd
 from kernels._spectral import default_rtol
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import kernel_eligible
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, is_traced
 from rules.core.registry import frule, rrule
 from rules.linalg._stacks import as_stack, check_shape, flat_batch
 from tangents import NoTangent, ProjectTo, ZeroTangent, unthunk
@@ -145,7 +145,7 @@ class _Norm:
 
     def _prepare_two(self, name: str, primal: Any, keepdims: bool) -> Any:
         y = primal()
-        if y.size == 1:
+        if y.size == 1 and not is_traced(y):
             value = y.item()
             self.inv_y = 0.0 if value in (0.0, _INF) else 1 / value  # 0 at y = 0 and y = inf
             self.finite = self.inv_y != 0
@@ -378,7 +378,10 @@ def _norm_rrule(name: str, f: Any, x: Any, plan: Any, keepdims: bool, kwargs: An
             y_bar = as_array_cotangent(unthunk(y_bar), f"{name}'s pullback")
             check_shape(f"{name} pullback", "the cotangent", y_bar, y_shape)
             y_bar = np.real(y_bar)
-            w = float(np.reshape(y_bar, ())) if one_entry else y_bar.reshape(kshape)
+            if one_entry and not is_traced(y_bar):
+                w = float(np.reshape(y_bar, ()))
+            else:
+                w = np.reshape(y_bar, kshape)
         x_bar = norm.cotangent(w)
         return NoTangent(), ZeroTangent() if x_bar is None else project_x(x_bar)
 

@@ -78,7 +78,7 @@ from kernels import qr as kqr
 from kernels.qr_forward import qr_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import forward_stack, paths
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, contiguous, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -90,6 +90,8 @@ def _copyltu(M: np.ndarray) -> np.ndarray:
     """``tril(M, -1) + tril(M, -1)^H + Re diag(M)``, over the last two axes."""
     lower = np.tril(M, -1)
     K = lower + adjoint(lower)
+    if is_traced(K):  # a nested differentiation: no in-place write
+        return K + np.real(M) * np.eye(M.shape[-1], dtype=np.real(M).dtype)
     idx = np.arange(M.shape[-1])
     K[..., idx, idx] = M[..., idx, idx].real
     return K
@@ -101,7 +103,7 @@ def _pullback_formula(Q: np.ndarray, R: np.ndarray, Q_bar: Any, R_bar: Any) -> n
     R1, R2 = R[..., :k], R[..., k:]
     R1_bar, R2_bar = R_bar[..., :k], R_bar[..., k:]
     K = _copyltu(R1 @ adjoint(R1_bar) - adjoint(Q_bar) @ Q - R2_bar @ adjoint(R2))
-    K += R2 @ adjoint(R2_bar)  # zero columns unless wide
+    K = K + R2 @ adjoint(R2_bar)  # zero columns unless wide
     X_bar = adjoint(np.linalg.solve(R1, adjoint(Q_bar + Q @ K)))  # (...) R1^-H
     return np.concatenate((X_bar, Q @ R2_bar), axis=-1).astype(Q.dtype, copy=False)
 
@@ -113,7 +115,10 @@ def _pushforward_formula(Q: np.ndarray, R: np.ndarray, A_dot: Any) -> tuple[Any,
     C = adjoint(Q) @ D
     idx = np.arange(k)
     T = np.triu(C + adjoint(C), 1)  # C - Omega: upper triangular with a real diagonal
-    T[..., idx, idx] = C[..., idx, idx].real
+    if is_traced(T):  # a nested differentiation: no in-place write
+        T = T + np.real(C) * np.eye(k, dtype=np.real(C).dtype)
+    else:
+        T[..., idx, idx] = C[..., idx, idx].real
     R_dot = np.concatenate((T @ R1, adjoint(Q) @ A_dot[..., k:] - (C - T) @ R2), axis=-1)
     return (D - Q @ T).astype(Q.dtype, copy=False), R_dot.astype(Q.dtype, copy=False)
 
@@ -224,8 +229,8 @@ class _Factors:
         self.R_shape = (*shape[:-2], R_rows or R.shape[-2], n)  # the returned R's shape
         self.complete = Q.shape[-1] > self.k  # complete mode with m > n: Q2 is returned
         self.Q = Q
-        self.Q1 = np.ascontiguousarray(Q[..., : self.k]) if self.complete else Q
-        self.R1 = np.ascontiguousarray(R[..., : self.k, :]) if R.shape[-2] > self.k else R
+        self.Q1 = contiguous(Q[..., : self.k]) if self.complete else Q
+        self.R1 = contiguous(R[..., : self.k, :]) if R.shape[-2] > self.k else R
 
     def pullback(self, Q_bar: Any, R_bar: Any) -> np.ndarray:
         """``A_bar`` from the cotangents of the returned ``Q`` and ``R`` (either may be zero)."""

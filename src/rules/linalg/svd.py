@@ -81,7 +81,7 @@ from kernels import svd as ksvd
 from kernels.svd_forward import svd_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, contiguous, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
     GaugeError,
@@ -89,6 +89,7 @@ from rules.linalg._spectral import (
     frobenius,
     gauge_rtol,
     masked_inverse,
+    masked_inverse_traced,
     near_ties,
     optional_cotangent,
     raise_if_gauge_dependent,
@@ -130,6 +131,8 @@ def svd_pullback_array(
     when they couple singular vectors inside a tie in a way no cotangent resolves (module
     docstring, "Degenerate and zero singular values").
     """
+    if any(map(is_traced, (U, s, Vh, U_bar, s_bar, Vh_bar))):
+        return _pullback_traced(name, U, s, Vh, U_bar, s_bar, Vh_bar)
     A_bar = _pullback_array(name, U, s, Vh, U_bar, s_bar, Vh_bar)
     if U_bar is not None or Vh_bar is not None:
         Us, Vhs = as_stack(U), as_stack(Vh)
@@ -153,6 +156,43 @@ def svd_pullback_array(
         raise_if_tie_coupled(
             name, flat_batch(s, 1), herm_difference, norms, s.dtype, rtol, "singular value", True
         )
+    return A_bar
+
+
+def _pullback_traced(
+    name: str, U: Any, s: Any, Vh: Any, U_bar: Any, s_bar: Any, Vh_bar: Any
+) -> Any:
+    """The pullback for traced operands (a nested differentiation), in traced operations.
+
+    The gauge and tie checks run first on the plain values; then :func:`svd_pullback_formula`'s
+    formula, its masks fixed by the plain values and written without ``0 * inf`` or in-place
+    writes (:func:`rules.linalg._spectral.masked_inverse_traced`).
+    """
+    plain = [None if x is None else innermost_value(x) for x in (U, s, Vh, U_bar, s_bar, Vh_bar)]
+    svd_pullback_array(name, *plain)  # the checks (GaugeError, TieError), on values
+    s0 = plain[1]
+    m, k, n = U.shape[-2], s.shape[-1], Vh.shape[-1]
+    tol = default_rtol(max(m, n, 1), s0.dtype) * np.max(s0, axis=-1, initial=0.0)
+    Fm = masked_inverse_traced(s[..., None, :] - s[..., :, None], tol)
+    small = s0 <= tol[..., None]
+    keep_pairs = (~(small[..., None, :] & small[..., :, None])).astype(s0.dtype)
+    Fp = keep_pairs / (s[..., None, :] + s[..., :, None] + (1.0 - keep_pairs))
+    keep = (~small).astype(s0.dtype)
+    s_inv = keep / (s + (1.0 - keep))
+    J: Any = 0.0 if U_bar is None else adjoint(U) @ U_bar  # U^H U_bar
+    K: Any = 0.0 if Vh_bar is None else Vh @ adjoint(Vh_bar)  # V^H V_bar
+    Ja = 0.0 if U_bar is None else J - adjoint(J)
+    Ka = 0.0 if Vh_bar is None else K - adjoint(K)
+    X: Any = 0.0
+    if U_bar is not None or Vh_bar is not None:
+        X = 0.5 * (Fm * (Ja + Ka) + Fp * (Ja - Ka))
+    if s_bar is not None:
+        X = X + s_bar[..., None, :] * np.eye(k, dtype=s0.dtype)
+    A_bar = U @ X @ Vh
+    if m > k and U_bar is not None:
+        A_bar = A_bar + ((U_bar - U @ J) * s_inv[..., None, :]) @ Vh
+    if n > k and Vh_bar is not None:
+        A_bar = A_bar + U @ (s_inv[..., :, None] * (Vh_bar - adjoint(K) @ Vh))
     return A_bar
 
 
@@ -322,11 +362,11 @@ def _fold_complement(
     if U_bar is not None and U.shape[-1] > k:
         U_k, U_p, X = U[..., :k], U[..., k:], U_bar[..., k:]
         _check_complement(name, U_p, X, adjoint(U_p) @ X)
-        U_bar = np.ascontiguousarray(U_bar[..., :k] - U_p @ (adjoint(X) @ U_k))
+        U_bar = contiguous(U_bar[..., :k] - U_p @ (adjoint(X) @ U_k))
     if Vh_bar is not None and Vh.shape[-2] > k:
         Vh_k, Vh_p, Y = Vh[..., :k, :], Vh[..., k:, :], Vh_bar[..., k:, :]
         _check_complement(name, Vh_p, Y, Vh_p @ adjoint(Y))
-        Vh_bar = np.ascontiguousarray(Vh_bar[..., :k, :] - (Vh_k @ adjoint(Y)) @ Vh_p)
+        Vh_bar = contiguous(Vh_bar[..., :k, :] - (Vh_k @ adjoint(Y)) @ Vh_p)
     return U_bar, Vh_bar
 
 
@@ -371,7 +411,7 @@ def _decompose(name: str, a: Any, full_matrices: bool, hermitian: bool, call: An
 
 def _thin(U: np.ndarray, s: np.ndarray, Vh: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     k = s.shape[-1]
-    return np.ascontiguousarray(U[..., :k]), np.ascontiguousarray(Vh[..., :k, :])
+    return contiguous(U[..., :k]), contiguous(Vh[..., :k, :])
 
 
 def _hermitize(G: np.ndarray, hermitian: bool) -> np.ndarray:
@@ -422,7 +462,7 @@ def _frule(
         )
     if A_dot.dtype.kind == "c" and U.dtype.kind != "c":
         A_dot = A_dot.real
-    A_dot = np.ascontiguousarray(_hermitize(A_dot, hermitian), dtype=U.dtype)
+    A_dot = contiguous(_hermitize(A_dot, hermitian), dtype=U.dtype)
     U_k, Vh_k = _thin(U, s, Vh)
     if not compute_uv:
         V_k = adjoint(Vh_k)

@@ -41,7 +41,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spl
 
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, contiguous
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule
 from rules.sparse.factored import OuterProducts
@@ -145,8 +145,8 @@ _TRANSPOSED = {"N": "H", "T": "T", "H": "N"}
 def _solve_adjoint(lu: Any, x_bar: np.ndarray, trans: str) -> np.ndarray:
     """The cotangent of the right-hand side: the adjoint of ``lu.solve(., trans)`` applied."""
     if trans == "T":  # (A^{-T})^H = conj(A^{-1})
-        return np.conj(lu.solve(np.ascontiguousarray(np.conj(x_bar)), "N"))
-    return lu.solve(np.ascontiguousarray(x_bar), _TRANSPOSED[trans])
+        return np.conj(lu.solve(contiguous(np.conj(x_bar)), "N"))
+    return lu.solve(contiguous(x_bar), _TRANSPOSED[trans])
 
 
 def _apply(A_dot: Any, x: np.ndarray, trans: str) -> Any:
@@ -196,7 +196,7 @@ def superlu_solve_frule(tangents: tuple[Any, ...], lu: Any, rhs: Any, trans: str
         rhs_dot = rhs_dot + as_array(as_array_cotangent(b_dot, operation))
     if not isinstance(A_dot, AbstractZero):
         rhs_dot = rhs_dot - as_array(_apply(A_dot, x, trans))
-    return x, ProjectTo(x)(lu.solve(np.ascontiguousarray(rhs_dot), trans))
+    return x, ProjectTo(x)(lu.solve(contiguous(rhs_dot), trans))
 
 
 # --- expm_multiply ------------------------------------------------------------------------------
