@@ -64,9 +64,10 @@ from kernels import determinant as kdet
 from kernels import determinant_value as kdet_value
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import kernel_array
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, is_traced
 from rules.core.options import refuse as refuse_overwrite
 from rules.core.registry import frule, rrule, split_cotangent
+from rules.linalg import traced_systems
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import BatchedLU, LapackLU, cast, linalg_dtypes
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -186,6 +187,8 @@ def det_rrule(a: Any, /) -> tuple[Any, Any]:
 
     Exact at singular matrices (see the module docstring); stacks ``(..., n, n)``.
     """
+    if is_traced(a):  # a nested differentiation
+        return traced_systems.det_rrule(np.linalg.det, a)
     forward = _Det(a)
     project_a = ProjectTo(a)
 
@@ -208,6 +211,8 @@ def det_frule(tangents: tuple[Any, Any], a: Any, /) -> tuple[Any, Any]:
 @rrule.register(sla.det)
 def scipy_det_rrule(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
     """Reverse rule for ``scipy.linalg.det``: scipy's value, ``np.linalg.det``'s pullback."""
+    if is_traced(a):  # a nested differentiation
+        return traced_systems.det_rrule(sla.det, a)
     refuse_overwrite("scipy.linalg.det", overwrite_a=overwrite_a)
     y = sla.det(a, check_finite=check_finite)
     _, pullback = det_rrule(a)
@@ -373,6 +378,8 @@ def slogdet_rrule(a: Any, /) -> tuple[Any, Any]:
     The cotangent is a ``Tangent(SlogdetResult, ...)`` or a plain ``(sign_bar,
     logabsdet_bar)`` tuple, either part possibly zero; see the module docstring.
     """
+    if is_traced(a):  # a nested differentiation
+        return traced_systems.slogdet_rrule(a)
     forward = _Slogdet(a)
     project_a = ProjectTo(a)
 

@@ -51,8 +51,9 @@ import scipy.linalg as sla
 
 from kernels import solve as ksolve
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, is_traced
 from rules.core.registry import frule, rrule
+from rules.linalg import traced_systems
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import (
     KINDS,
@@ -217,6 +218,8 @@ def solve_rrule(a: Any, b: Any, /) -> tuple[np.ndarray, Any]:
     :math:`\bar b = A^{-H}\bar x`, :math:`\bar a = -\bar b x^H`, with the forward's LU (see
     the module docstring).
     """
+    if is_traced(a) or is_traced(b):  # a nested differentiation
+        return traced_systems.solve_rrule(np.linalg.solve, a, b)
     return _rrule(_Solve("np.linalg.solve", a, b), a, b)
 
 

@@ -43,8 +43,9 @@ import scipy.linalg as sla
 from kernels import crossovers
 from kernels import triangular as ktri
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, innermost_value, is_traced
 from rules.core.registry import frule, rrule
+from rules.linalg import traced_systems
 from rules.linalg._stacks import check_shape, square_matrices
 from rules.linalg._systems import (
     Layout,
@@ -164,6 +165,12 @@ def solve_triangular_rrule(
     :math:`\bar B = \mathrm{op}(T)^{-H}\bar X`, :math:`\bar T = \mathrm{tri}(\mathrm{op}^*(-\bar
     B X^H))`. ``overwrite_b=True`` is refused; ``check_finite`` is honoured.
     """
+    if is_traced(a) or is_traced(b):  # a nested differentiation
+        refuse_overwrite = {"overwrite_b": overwrite_b, "check_finite": check_finite}
+        check_scipy_options(NAME, (innermost_value(a), innermost_value(b)), refuse_overwrite)
+        return traced_systems.solve_triangular_rrule(
+            a, b, trans, lower, unit_diagonal, check_finite
+        )
     check_scipy_options(NAME, (a, b), {"overwrite_b": overwrite_b, "check_finite": check_finite})
     forward = _Triangular(a, b, trans, lower, unit_diagonal)
     project_a, project_b = ProjectTo(a), ProjectTo(b)

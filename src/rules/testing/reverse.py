@@ -31,6 +31,7 @@ from rules.testing.arguments import (
 from rules.testing.finite_differences import DEFAULT_STEP, Differencer
 from rules.testing.random import as_generator
 from rules.testing.results import CheckReport, Failures, RuleCheckError, tolerances
+from rules.testing.second_order import check_pullback_derivative
 from rules.testing.spaces import CompositeSpace, Space, inner, space_of
 from tangents import (
     AbstractZero,
@@ -55,6 +56,8 @@ def check_rrule(
     fkwargs: dict[str, Any] | None = None,
     rng: Any = None,
     fd_step: float = DEFAULT_STEP,
+    order: int = 1,
+    vary_cotangent: bool = True,
     **kwargs: Any,
 ) -> CheckReport:
     """Check the registered rrule of ``f`` at ``args`` against finite differences.
@@ -101,6 +104,14 @@ def check_rrule(
         Initial finite-difference step, relative to the size of the entries a direction moves:
         ``fd_step * max(1, m)`` and, for ``0 < m < 1``, ``fd_step * m``; each is halved while
         that improves the extrapolated derivative (:mod:`rules.testing.finite_differences`).
+    order : int
+        ``2`` also checks the pullback's own derivative, with respect to every array input and
+        the cotangent, against finite differences of the pullback
+        (:mod:`rules.testing.second_order`): the rule is then proved twice differentiable by
+        the driver, as ``grad(grad(f))`` and ``hessian`` use it.
+    vary_cotangent : bool
+        With ``order=2``, whether the cotangent is differenced too; ``False`` holds it fixed, for
+        outputs with a gauge (eigenvectors), where only gauge-invariant cotangents are valid.
     **kwargs
         Keyword arguments passed to ``f`` (never differentiated).
 
@@ -191,6 +202,12 @@ def check_rrule(
         failures, f, args, kwargs, spaces, differ, out_space, y_bar_flat, x_bars, generator
     )
     _zero_and_thunk_inputs(failures, pullback, y, y_bar, out_space, cotangents, spaces)
+    if order == 2:
+        check_pullback_derivative(
+            failures, f, args, kwargs, spaces, y_bar, generator, fd_step, vary_cotangent
+        )
+    elif order != 1:
+        raise ValueError(f"check_rrule: order must be 1 or 2, got {order!r}")
 
     check_not_mutated(failures, "an input", args_before, args)
     check_not_mutated(failures, "the function object", f_before, f)

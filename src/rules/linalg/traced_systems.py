@@ -1,0 +1,161 @@
+r"""The reverse rules of ``det``, ``slogdet``, ``solve`` and ``solve_triangular`` on traced operands.
+
+The rules of these functions keep the forward pass's LU factors and hand them to kernels and
+to LAPACK: that is their speed, and none of it can run on a value being differentiated. A
+nested differentiation (``hessian``, ``grad(grad(f))``; :mod:`rules.core.nesting`) gets these
+rules instead, written with operations that are rules themselves, so that the pullback is
+differentiated in turn:
+
+* ``det``: :math:`\bar A = \bar d\,\overline{\det A}\,A^{-H}` (Giles 2008, section 2.2.1), with
+  ``inv`` traced: exact away from singular matrices, where ``inv`` raises;
+* ``slogdet``: :math:`\bar A = \bar\ell\,A^{-H}` for the log-magnitude; for a complex input the
+  sign :math:`s = e^{i\theta}` adds :math:`\mathrm{Re}(\bar s^* i s)\, i A^{-H}`
+  (:math:`d\theta = \mathrm{Im}\,\mathrm{tr}(A^{-1} dA)`);
+* ``solve``: :math:`\bar b = A^{-H}\bar x`, :math:`\bar A = -\bar b x^H`;
+* ``solve_triangular``: :math:`\bar B = \mathrm{op}(T)^{-H}\bar X`, the cotangent of
+  :math:`\mathrm{op}(T)` is :math:`-\bar B X^H`, undone by ``op`` and masked to the triangle.
+
+The rule files call these when an operand is traced; plain arrays never get here.
+
+References
+----------
+M. B. Giles, "An extended collection of matrix derivative results for forward and reverse mode
+algorithmic differentiation", 2008.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from rules.core.broadcasting import unbroadcast
+from rules.core.nesting import call, innermost_value
+from rules.core.registry import split_cotangent
+from rules.linalg._stacks import adjoint
+from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
+
+__all__ = ["det_rrule", "slogdet_rrule", "solve_rrule", "solve_triangular_rrule"]
+
+
+def _inverse_adjoint(a: Any) -> Any:
+    """``A^{-H}``, traced."""
+    return adjoint(np.linalg.inv(a))
+
+
+def det_rrule(f: Any, a: Any) -> tuple[Any, Any]:
+    """``det`` (numpy's or scipy's, ``f``) of a traced ``a``."""
+    d = call(f, a)
+    project_a = ProjectTo(a)
+
+    def det_pullback(d_bar: Any) -> tuple[Any, Any]:
+        d_bar = unthunk(d_bar)
+        weight = d_bar * np.conj(d)
+        return NoTangent(), project_a(np.expand_dims(weight, (-2, -1)) * _inverse_adjoint(a))
+
+    return d, det_pullback
+
+
+def slogdet_rrule(a: Any) -> tuple[Any, Any]:
+    """``np.linalg.slogdet`` of a traced ``a``."""
+    result = call(np.linalg.slogdet, a)
+    sign = result[0]
+    complex_input = np.iscomplexobj(innermost_value(a))
+    project_a = ProjectTo(a)
+
+    def slogdet_pullback(y_bar: Any) -> tuple[Any, Any]:
+        sign_bar, logabsdet_bar = (unthunk(t) for t in split_cotangent(y_bar, 2))
+        weight: Any = 0.0
+        if not isinstance(logabsdet_bar, AbstractZero):
+            weight = np.real(logabsdet_bar)
+        if complex_input and not isinstance(sign_bar, AbstractZero):
+            weight = weight + 1j * np.real(np.conj(sign_bar) * 1j * sign)
+        if isinstance(weight, float):
+            return NoTangent(), ZeroTangent()  # the sign of a real determinant is locally constant
+        return NoTangent(), project_a(np.expand_dims(weight, (-2, -1)) * _inverse_adjoint(a))
+
+    return result, slogdet_pullback
+
+
+def solve_rrule(f: Any, a: Any, b: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """``np.linalg.solve`` or ``scipy.linalg.solve`` (``f``, with ``kwargs``) of traced operands."""
+    x = call(f, a, b, **kwargs)
+    a_shape, b_shape = np.shape(a), np.shape(b)
+    vector = len(b_shape) == 1
+    transposed = bool(kwargs.get("transposed", False))
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+
+    def solve_pullback(x_bar: Any) -> tuple[Any, Any, Any]:
+        x_bar = unthunk(x_bar)
+        op_a = np.swapaxes(a, -1, -2) if transposed else a
+        b_bar = call(np.linalg.solve, adjoint(op_a), x_bar[..., None] if vector else x_bar)
+        op_bar = -(b_bar @ adjoint(x[..., None] if vector else x))
+        a_bar = np.swapaxes(op_bar, -1, -2) if transposed else op_bar
+        b_bar = b_bar[..., 0] if vector else b_bar
+        return (
+            NoTangent(),
+            project_a(unbroadcast(a_bar, a_shape)),
+            project_b(unbroadcast(b_bar, b_shape)),
+        )
+
+    return x, solve_pullback
+
+
+_TRANS = {0: "N", 1: "T", 2: "C", "N": "N", "T": "T", "C": "C", "n": "N", "t": "T", "c": "C"}
+
+
+def solve_triangular_rrule(
+    a: Any, b: Any, trans: Any, lower: bool, unit_diagonal: bool, check_finite: bool
+) -> tuple[Any, Any]:
+    """``scipy.linalg.solve_triangular`` of traced operands."""
+    op = _TRANS[trans]
+    x = call(
+        sla.solve_triangular,
+        a,
+        b,
+        trans=trans,
+        lower=lower,
+        unit_diagonal=unit_diagonal,
+        check_finite=check_finite,
+    )
+    vector = np.ndim(b) == 1
+    project_a, project_b = ProjectTo(a), ProjectTo(b)
+    complex_input = np.iscomplexobj(innermost_value(a))
+
+    def solve_triangular_pullback(x_bar: Any) -> tuple[Any, ...]:
+        x_bar = unthunk(x_bar)
+        # op(T)^{-H} x_bar: N -> T^{-H}; C -> T^{-1}; T -> conj(T)^{-1} = conj(T^{-1} conj(.))
+        if op == "N":
+            b_bar = call(
+                sla.solve_triangular, a, x_bar, trans="C", lower=lower, unit_diagonal=unit_diagonal
+            )
+        elif op == "C" or not complex_input:
+            b_bar = call(
+                sla.solve_triangular, a, x_bar, trans="N", lower=lower, unit_diagonal=unit_diagonal
+            )
+        else:
+            b_bar = np.conj(
+                call(
+                    sla.solve_triangular,
+                    a,
+                    np.conj(x_bar),
+                    trans="N",
+                    lower=lower,
+                    unit_diagonal=unit_diagonal,
+                )
+            )
+        columns_b, columns_x = (b_bar[..., None], x[..., None]) if vector else (b_bar, x)
+        op_bar = -(columns_b @ adjoint(columns_x))  # the cotangent of op(T)
+        if op == "T":
+            op_bar = np.swapaxes(op_bar, -1, -2)
+        elif op == "C":
+            op_bar = adjoint(op_bar)
+        a_bar = (
+            np.tril(op_bar, -1 if unit_diagonal else 0)
+            if lower
+            else np.triu(op_bar, 1 if unit_diagonal else 0)
+        )
+        return NoTangent(), project_a(a_bar), project_b(b_bar), *(NoTangent(),) * 5
+
+    return x, solve_triangular_pullback
