@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from rules.arrays.indexing import scatter_into_zeros
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
 from rules.core.linear_frules import register_linear_frule
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call, is_traced
 from rules.core.options import refuse, rrule_with_options
 from tangents import NoTangent, ProjectTo
 
@@ -36,13 +37,21 @@ __all__: list[str] = []
 def _on_diagonal(
     g: Any, shape: tuple[int, ...], dtype: Any, offset: int, axis1: int, axis2: int
 ) -> np.ndarray:
-    """Zeros of ``shape`` with ``g`` (shaped like ``np.diagonal``'s result) on the diagonal."""
+    """Zeros of ``shape`` with ``g`` (shaped like ``np.diagonal``'s result) on the diagonal.
+
+    A traced ``g`` (a nested differentiation) is scattered by the traced call
+    :func:`rules.arrays.indexing.scatter_into_zeros`, which has rules, instead of written.
+    """
     out = np.zeros(shape, dtype=dtype)
     planes = np.moveaxis(out, (axis1, axis2), (-2, -1))  # a view: writes land in out
     n1, n2 = planes.shape[-2:]
     length = max(0, min(n1 - max(0, -offset), n2 - max(0, offset)))
     rows = np.arange(length) + max(0, -offset)
-    planes[..., rows, rows + offset] = g
+    index = (Ellipsis, rows, rows + offset)
+    if is_traced(g):
+        moved = call(scatter_into_zeros, g, planes.shape, out.dtype, index, False)
+        return np.moveaxis(moved, (-2, -1), (axis1, axis2))
+    planes[index] = g
     return out
 
 

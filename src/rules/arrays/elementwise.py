@@ -43,7 +43,7 @@ import numpy as np
 
 from rules.core.broadcasting import broadcast_tangent, unbroadcast
 from rules.core.definition import scalar_rule
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, innermost_value
 from rules.core.options import is_constant, refuse
 from rules.core.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
@@ -218,7 +218,10 @@ _OPERATORS = {
 
 
 def _numeric(args: tuple[Any, ...]) -> bool:
-    return all(isinstance(x, np.ndarray | np.generic | numbers.Number) for x in args)
+    """Every operand an ndarray or a number (a traced one standing for one counts too)."""
+    return all(
+        isinstance(innermost_value(x), np.ndarray | np.generic | numbers.Number) for x in args
+    )
 
 
 def _register_operator(op: Any, ufunc: Any) -> None:

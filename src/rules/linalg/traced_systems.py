@@ -66,13 +66,14 @@ def slogdet_rrule(a: Any) -> tuple[Any, Any]:
 
     def slogdet_pullback(y_bar: Any) -> tuple[Any, Any]:
         sign_bar, logabsdet_bar = (unthunk(t) for t in split_cotangent(y_bar, 2))
-        weight: Any = 0.0
+        terms = []
         if not isinstance(logabsdet_bar, AbstractZero):
-            weight = np.real(logabsdet_bar)
+            terms.append(np.real(logabsdet_bar))
         if complex_input and not isinstance(sign_bar, AbstractZero):
-            weight = weight + 1j * np.real(np.conj(sign_bar) * 1j * sign)
-        if isinstance(weight, float):
+            terms.append(1j * np.real(np.conj(sign_bar) * 1j * sign))
+        if not terms:
             return NoTangent(), ZeroTangent()  # the sign of a real determinant is locally constant
+        weight = terms[0] if len(terms) == 1 else terms[0] + terms[1]
         return NoTangent(), project_a(np.expand_dims(weight, (-2, -1)) * _inverse_adjoint(a))
 
     return result, slogdet_pullback

@@ -105,22 +105,30 @@ def check_pullback_derivative(
                 inputs[n + k] = space_of(part)
     positions = tuple(inputs)
     values = (*args, *parts)
-    try:
-        gradients = grad(weighted_pullback, argnums=positions)(*values)
-    except Exception as error:  # noqa: BLE001 (reported as the check's failure, not raised)
-        failures.fail(
-            "order 2",
-            f"differentiating the pullback raised {type(error).__name__}: {error}",
-        )
-        return
+    # Twice: with the cotangent traced too, and held plain (as in ``hessian``, whose inner
+    # cotangents do not depend on the input): a rule may take other paths in the two cases.
+    runs = {"": positions}
+    if len(positions) > len(arrays):
+        runs[" (cotangent held fixed)"] = tuple(arrays)
+    found: dict[str, tuple[Any, ...]] = {}
+    for tag, argnums in runs.items():
+        try:
+            found[tag] = grad(weighted_pullback, argnums=argnums)(*values)
+        except Exception as error:  # noqa: BLE001 (reported as the check's failure, not raised)
+            failures.fail(
+                "order 2",
+                f"differentiating the pullback{tag} raised {type(error).__name__}: {error}",
+            )
+            return
     differ = Differencer(weighted_pullback, values, {}, inputs, space_of(0.0), fd_step)
     one = np.ones(1)
-    for i, got in zip(positions, gradients, strict=True):
-        label = argument_label(i, args) if i < n else _cotangent_label(i - n, len(parts))
-        space = inputs[i]
-        want = differ.vjp(one, i)
-        failures.compare(
-            f"order 2: derivative of the pullback with respect to {label} vs finite differences",
-            space.coordinates(got),
-            want,
-        )
+    wants = {i: differ.vjp(one, i) for i in positions}
+    for tag, argnums in runs.items():
+        for i, got in zip(argnums, found[tag], strict=True):
+            label = argument_label(i, args) if i < n else _cotangent_label(i - n, len(parts))
+            failures.compare(
+                f"order 2: derivative of the pullback with respect to {label}{tag} vs finite "
+                "differences",
+                inputs[i].coordinates(got),
+                wants[i],
+            )

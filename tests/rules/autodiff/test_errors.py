@@ -202,11 +202,3 @@ def test_a_rule_that_declines_its_arguments_is_named_as_such(registered):
 
     with pytest.raises(NoRuleError, match=r"rrule of .*picky does not apply to these arguments"):
         grad(lambda x: np.sum(primitive(picky)(x)))(np.ones(2))
-
-
-def test_nested_differentiation_is_refused_until_supported():
-    def f(x):
-        return np.sum(np.sin(x) * x)
-
-    with pytest.raises(NotImplementedError, match="nested differentiation"):
-        grad(lambda x: np.sum(grad(f)(x)))(np.ones(2))
