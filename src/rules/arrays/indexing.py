@@ -258,6 +258,20 @@ register_linear_frule(np.take_along_axis, "take_along_axis")
 # --- sort ---------------------------------------------------------------------------------------
 
 
+def _unpermute(g: Any, perm: np.ndarray, axis: Any, y: Any) -> Any:
+    """``g`` put back through the permutation ``perm`` along ``axis`` (the inverse gather).
+
+    In place into zeros for arrays; for a traced ``g`` (a nested differentiation) the gather
+    by the inverse permutation, ``take_along_axis``, which has rules.
+    """
+    along = -1 if axis is None else axis
+    if is_traced(g):
+        return np.take_along_axis(g, np.argsort(perm, axis=along), axis=along)
+    a_bar = np.zeros(np.shape(y), dtype=np.result_type(g))
+    np.put_along_axis(a_bar, perm, g, axis=along)
+    return a_bar
+
+
 def _sort_permutation(a: Any, axis: Any, order: Any) -> np.ndarray:
     refuse("sort", order=order)
     return np.argsort(a, axis=axis, kind="stable")
@@ -273,9 +287,7 @@ def sort_rrule(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, **kw
 
     def sort_pullback(y_bar: Any) -> tuple[Any, Any]:
         g = as_array_cotangent(y_bar, "np.sort's pullback")
-        a_bar = np.zeros(np.shape(y), dtype=np.result_type(g))
-        np.put_along_axis(a_bar, perm, g, axis=-1 if axis is None else axis)  # a permutation
-        return NoTangent(), project_a(a_bar.reshape(shape))
+        return NoTangent(), project_a(_unpermute(g, perm, axis, y).reshape(shape))
 
     return y, sort_pullback
 
@@ -318,9 +330,7 @@ def partition_rrule(
 
     def partition_pullback(y_bar: Any) -> tuple[Any, Any]:
         g = as_array_cotangent(y_bar, "np.partition's pullback")
-        a_bar = np.zeros(np.shape(y), dtype=np.result_type(g))
-        np.put_along_axis(a_bar, perm, g, axis=-1 if axis is None else axis)
-        return NoTangent(), project_a(a_bar.reshape(shape))
+        return NoTangent(), project_a(_unpermute(g, perm, axis, y).reshape(shape))
 
     return y, partition_pullback
 

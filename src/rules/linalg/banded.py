@@ -22,7 +22,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -78,7 +78,7 @@ def _band_outer(l: int, u: int, p: np.ndarray, x: np.ndarray) -> np.ndarray:
 def solve_banded_rrule(l_and_u: Any, ab: Any, b: Any, **kwargs: Any) -> Any:
     r"""``x = solve_banded((l, u), ab, b)``: :math:`\bar b = A^{-H} \bar x`, ``āb`` the band of :math:`-\bar b x^H`."""
     refuse(_NAME, overwrite_ab=kwargs.get("overwrite_ab"), overwrite_b=kwargs.get("overwrite_b"))
-    x = sla.solve_banded(l_and_u, ab, b, **kwargs)
+    x = call(sla.solve_banded, l_and_u, ab, b, **kwargs)
     l, u = l_and_u
     ab_arr = as_array(ab)
     project_ab, project_b = ProjectTo(ab), ProjectTo(b)
@@ -87,7 +87,7 @@ def solve_banded_rrule(l_and_u: Any, ab: Any, b: Any, **kwargs: Any) -> Any:
         g = as_array(as_array_cotangent(x_bar, f"{_NAME}'s pullback"))
         dtype = np.result_type(ab_arr, g, np.float64)
         abH = _band_adjoint(l, u, ab_arr.astype(dtype))
-        b_bar = sla.solve_banded((u, l), abH, g.astype(dtype))
+        b_bar = call(sla.solve_banded, (u, l), abH, g.astype(dtype))
         ab_bar = -_band_outer(l, u, b_bar, as_array(x))
         return NoTangent(), NoTangent(), project_ab(ab_bar), project_b(b_bar)
 
@@ -100,7 +100,7 @@ def solve_banded_frule(
 ) -> Any:
     r"""``ẋ = A^{-1} (ḃ - Ȧ x)``, all banded."""
     refuse(_NAME, overwrite_ab=kwargs.get("overwrite_ab"), overwrite_b=kwargs.get("overwrite_b"))
-    x = sla.solve_banded(l_and_u, ab, b, **kwargs)
+    x = call(sla.solve_banded, l_and_u, ab, b, **kwargs)
     l, u = l_and_u
     rhs: Any = np.zeros(np.shape(x), dtype=np.result_type(x))
     ab_dot, b_dot = unthunk(tangents[2]), unthunk(tangents[3])
@@ -110,4 +110,6 @@ def solve_banded_frule(
         ab_dot = as_array(as_array_cotangent(ab_dot, f"{_NAME}'s frule"))
         rhs = rhs - _band_matmul(l, u, ab_dot, as_array(x))
     dtype = np.result_type(ab, rhs)
-    return x, ProjectTo(x)(sla.solve_banded(l_and_u, as_array(ab, dtype=dtype), rhs.astype(dtype)))
+    return x, ProjectTo(x)(
+        call(sla.solve_banded, l_and_u, as_array(ab, dtype=dtype), rhs.astype(dtype))
+    )

@@ -248,7 +248,7 @@ def _cho_factor(A: Any, lower: bool, kwargs: dict[str, Any]) -> tuple[np.ndarray
     check_scipy_options(name, (A,), kwargs)
     dense = square_matrices(name, A)
     try:
-        return sla.cho_factor(dense, lower=lower, check_finite=False)
+        return call(sla.cho_factor, dense, lower=lower, check_finite=False)
     except np.linalg.LinAlgError as error:
         raise np.linalg.LinAlgError(f"{name}: {error} (input of shape {dense.shape})") from None
 
@@ -325,7 +325,7 @@ def _cho_solve_operands(
         )
     square_matrices(name, c)
     Layout(name, c.shape, np.shape(b), "c")  # b's shape against c's, a message naming both
-    x = sla.cho_solve((c, lower), b, check_finite=False)
+    x = call(sla.cho_solve, (c, lower), b, check_finite=False)
     return c, lower, bool(flags.flat[0]), x
 
 
@@ -354,7 +354,7 @@ def cho_solve_rrule(
         x_bar = as_array_cotangent(unthunk(x_bar), "scipy.linalg.cho_solve's pullback")
         check_shape("scipy.linalg.cho_solve pullback", "the cotangent", x_bar, x.shape)
         X, X_bar = (x[..., None], as_array(x_bar)[..., None]) if vector else (x, x_bar)
-        B_bar = sla.cho_solve((c, lower), X_bar, check_finite=False)  # in X's shape
+        B_bar = call(sla.cho_solve, (c, lower), X_bar, check_finite=False)  # in X's shape
         A_bar = unbroadcast(-(B_bar @ adjoint(X)), c.shape)  # summed over the broadcast stack
         G = A_bar + adjoint(A_bar)
         c_bar = np.tril(G @ L) if is_lower else np.triu(adjoint(L) @ G)
@@ -391,5 +391,5 @@ def cho_solve_frule(
     if isinstance(rhs, AbstractZero):
         return x, ZeroTangent()
     rhs = np.broadcast_to(rhs, X.shape)  # a stack of factors with one b: x has the stack's batch
-    X_dot = sla.cho_solve((c, lower), as_array(rhs), check_finite=False)
+    X_dot = call(sla.cho_solve, (c, lower), as_array(rhs), check_finite=False)
     return x, ProjectTo(x)(X_dot[..., 0] if vector else X_dot)

@@ -64,7 +64,7 @@ from kernels import determinant as kdet
 from kernels import determinant_value as kdet_value
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import kernel_array
-from rules.core.nesting import as_array, is_traced
+from rules.core.nesting import as_array, call, is_traced
 from rules.core.options import refuse as refuse_overwrite
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg import traced_systems
@@ -214,7 +214,7 @@ def scipy_det_rrule(a: Any, overwrite_a: bool = False, check_finite: bool = True
     if is_traced(a):  # a nested differentiation
         return traced_systems.det_rrule(sla.det, a)
     refuse_overwrite("scipy.linalg.det", overwrite_a=overwrite_a)
-    y = sla.det(a, check_finite=check_finite)
+    y = call(sla.det, a, check_finite=check_finite)
     _, pullback = det_rrule(a)
     return y, pullback
 
@@ -225,7 +225,7 @@ def scipy_det_frule(
 ) -> Any:
     """Forward rule for ``scipy.linalg.det``: ``np.linalg.det``'s pushforward."""
     refuse_overwrite("scipy.linalg.det", overwrite_a=overwrite_a)
-    y = sla.det(a, check_finite=check_finite)
+    y = call(sla.det, a, check_finite=check_finite)
     return y, ProjectTo(y)(det_frule(tangents[:2], a)[1])
 
 

@@ -58,7 +58,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
@@ -285,7 +285,7 @@ def scipy_eig_rrule(a: Any, b: Any = None, **kwargs: Any) -> tuple[Any, Any]:
     eigenvalues are always complex. ``right=False`` gives the eigenvalues only (``eigvals``).
     """
     _scipy_eig_options("scipy.linalg.eig", b, kwargs)
-    y = sla.eig(a, **kwargs)
+    y = call(sla.eig, a, **kwargs)
     if not kwargs.get("right", True):
         return y, eigvals_rrule(a)[1]
     return y, eig_rrule(a)[1]
@@ -295,7 +295,7 @@ def scipy_eig_rrule(a: Any, b: Any = None, **kwargs: Any) -> tuple[Any, Any]:
 def scipy_eig_frule(tangents: tuple[Any, ...], a: Any, b: Any = None, **kwargs: Any) -> Any:
     """Forward rule for ``scipy.linalg.eig``: ``np.linalg.eig``'s, as a ``Tangent(tuple, ...)``."""
     _scipy_eig_options("scipy.linalg.eig", b, kwargs)
-    y = sla.eig(a, **kwargs)
+    y = call(sla.eig, a, **kwargs)
     if not kwargs.get("right", True):
         return y, ProjectTo(y)(eigvals_frule(tangents[:2], a)[1])
     w_dot, V_dot = split_cotangent(eig_frule(tangents[:2], a)[1], 2)
@@ -306,12 +306,12 @@ def scipy_eig_frule(tangents: tuple[Any, ...], a: Any, b: Any = None, **kwargs: 
 def scipy_eigvals_rrule(a: Any, b: Any = None, **kwargs: Any) -> tuple[Any, Any]:
     """Reverse rule for ``scipy.linalg.eigvals``: ``np.linalg.eigvals``'s pullback."""
     _scipy_eig_options("scipy.linalg.eigvals", b, kwargs)
-    return sla.eigvals(a, **kwargs), eigvals_rrule(a)[1]
+    return call(sla.eigvals, a, **kwargs), eigvals_rrule(a)[1]
 
 
 @frule.register(sla.eigvals)
 def scipy_eigvals_frule(tangents: tuple[Any, ...], a: Any, b: Any = None, **kwargs: Any) -> Any:
     """Forward rule for ``scipy.linalg.eigvals``: ``np.linalg.eigvals``'s pushforward."""
     _scipy_eig_options("scipy.linalg.eigvals", b, kwargs)
-    w = sla.eigvals(a, **kwargs)
+    w = call(sla.eigvals, a, **kwargs)
     return w, ProjectTo(w)(eigvals_frule(tangents[:2], a)[1])

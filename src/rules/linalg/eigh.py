@@ -76,7 +76,7 @@ from kernels import eigh as keigh
 from kernels.eigh_forward import eigh_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
-from rules.core.nesting import as_array, contiguous, innermost_value, is_traced
+from rules.core.nesting import as_array, call, contiguous, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
     GaugeError,
@@ -470,7 +470,8 @@ class _ScipyEigh:
         if pair is not None:
             self.w, self.V = pair
             return
-        self.w, V = sla.eigh(
+        self.w, V = call(
+            sla.eigh,
             dense,
             lower=lower,
             check_finite=check_finite,

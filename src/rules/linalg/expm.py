@@ -396,7 +396,7 @@ def expm_frechet_rrule(
     placed in their blocks, then :math:`\bar A = \bar M_{11} + \bar M_{22}`,
     :math:`\bar E = \bar M_{12}`.
     """
-    y = sla.expm_frechet(A, E, method, compute_expm, check_finite)
+    y = call(sla.expm_frechet, A, E, method, compute_expm, check_finite)
     n = np.shape(A)[-1]
     M = _frechet_block(A, E)
     _, expm_pullback = expm_rrule(M)
@@ -431,7 +431,7 @@ def expm_frechet_frule(
     check_finite: bool = True,
 ) -> tuple[Any, Any]:
     """Forward rule for ``scipy.linalg.expm_frechet``: ``expm``'s at ``[[Ȧ, Ė], [0, Ȧ]]``."""
-    y = sla.expm_frechet(A, E, method, compute_expm, check_finite)
+    y = call(sla.expm_frechet, A, E, method, compute_expm, check_finite)
     n = np.shape(A)[-1]
     dots = []
     for value, t in zip((A, E), tangents[1:3], strict=True):

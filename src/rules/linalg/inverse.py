@@ -201,12 +201,12 @@ def _scipy_inverse(
     work, _ = linalg_dtypes(name, A.dtype)
     square_matrices(name, A)
     try:
-        y = sla.inv(A, check_finite=False, assume_a=assume_a, lower=lower)
+        y = call(sla.inv, A, check_finite=False, assume_a=assume_a, lower=lower)
     except np.linalg.LinAlgError:
         raise singular_error(name, A.shape) from None
     if structure == "her" and not np.iscomplexobj(A):
         structure = "sym"
-    return y, kernel_array(cast(y, work)), structure
+    return y, (y if is_traced(y) else kernel_array(cast(y, work))), structure
 
 
 @rrule.register(sla.inv)

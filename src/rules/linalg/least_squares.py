@@ -62,7 +62,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent, is_user_tangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
@@ -209,7 +209,7 @@ def scipy_pinv_rrule(
 ) -> tuple[np.ndarray, Any]:
     """Reverse rule for ``scipy.linalg.pinv``: scipy's value, ``np.linalg.pinv``'s pullback."""
     options = _scipy_pinv_options(atol, rtol, return_rank)
-    y = sla.pinv(a, rtol=rtol, check_finite=check_finite)
+    y = call(sla.pinv, a, rtol=rtol, check_finite=check_finite)
     _, pullback = pinv_rrule(a, **options)
     return y, pullback
 
@@ -226,7 +226,7 @@ def scipy_pinv_frule(
 ) -> tuple[np.ndarray, Any]:
     """Forward rule for ``scipy.linalg.pinv``: ``np.linalg.pinv``'s pushforward."""
     options = _scipy_pinv_options(atol, rtol, return_rank)
-    y = sla.pinv(a, rtol=rtol, check_finite=check_finite)
+    y = call(sla.pinv, a, rtol=rtol, check_finite=check_finite)
     return y, ProjectTo(y)(pinv_frule(tangents[:2], a, **options)[1])
 
 
@@ -413,7 +413,7 @@ def _scipy_lstsq_call(a: Any, b: Any, cond: Any, kwargs: dict[str, Any]) -> Any:
         overwrite_a=kwargs.pop("overwrite_a", False),
         overwrite_b=kwargs.pop("overwrite_b", False),
     )
-    return sla.lstsq(a, b, cond, **kwargs)
+    return call(sla.lstsq, a, b, cond, **kwargs)
 
 
 @rrule.register(sla.lstsq)

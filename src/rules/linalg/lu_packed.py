@@ -32,7 +32,7 @@ from kernels import lu as klu
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, kernel_array, kernel_dtype, unstack
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, scipy_outputs
 from rules.linalg._systems import Layout
@@ -83,7 +83,7 @@ def _lu_factor(A: Any, overwrite_a: bool, check_finite: bool) -> Any:
     _refuse_overwrite(name, overwrite_a)
     dense = _matrix(name, A)
     if not _small_stack(dense):
-        return sla.lu_factor(dense, check_finite=check_finite)
+        return call(sla.lu_factor, dense, check_finite=check_finite)
     if check_finite:
         _check_finite(name, dense)
     lu, piv = klu.lu_factor_batched(as_stack(kernel_array(dense)))
@@ -158,11 +158,11 @@ def _solve(lu: np.ndarray, piv: np.ndarray, B: np.ndarray, trans: int) -> np.nda
     """
     n = lu.shape[-1]
     if (lu.ndim == 2 and B.ndim == 2) or n > crossovers.LU_STACK_MAX_N:
-        return sla.lu_solve((lu, piv), B, trans=trans, check_finite=False)
+        return call(sla.lu_solve, (lu, piv), B, trans=trans, check_finite=False)
     batch = np.broadcast_shapes(lu.shape[:-2], piv.shape[:-1], B.shape[:-2])
     dtype = kernel_dtype(lu.dtype, B.dtype)
     if dtype is None:
-        return sla.lu_solve((lu, piv), B, trans=trans, check_finite=False)
+        return call(sla.lu_solve, (lu, piv), B, trans=trans, check_finite=False)
     lu_k = _broadcast(lu, (*batch, n, n), dtype)
     piv_k = _broadcast(piv, (*batch, n), np.dtype(np.int32))
     B_k = _broadcast(B, (*batch, *B.shape[-2:]), dtype)
@@ -227,7 +227,7 @@ def lu_solve_rrule(
     singular ``lu`` gives inf/nan here as in the primal (no exception).
     """
     lu, piv = _check_solve(lu_and_piv, b, trans, overwrite_b)
-    x = sla.lu_solve((lu, piv), b, trans=trans, check_finite=check_finite)
+    x = call(sla.lu_solve, (lu, piv), b, trans=trans, check_finite=check_finite)
     project_lu, project_b = ProjectTo(lu), ProjectTo(b)
     b_shape = np.shape(b)
     vector = len(b_shape) == 1
@@ -280,7 +280,7 @@ def lu_solve_frule(
     of the tangent of ``lu``.
     """
     lu, piv = _check_solve(lu_and_piv, b, trans, overwrite_b)
-    x = sla.lu_solve((lu, piv), b, trans=trans, check_finite=check_finite)
+    x = call(sla.lu_solve, (lu, piv), b, trans=trans, check_finite=check_finite)
     _, pair_dot, b_dot = (unthunk(t) for t in tangents)
     lu_dot = unthunk(split_cotangent(pair_dot, 2)[0])
     vector = np.ndim(b) == 1  # scipy's rule: b's core is (n,) only when b is 1-D

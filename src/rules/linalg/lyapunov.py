@@ -40,7 +40,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule
 from rules.linalg._stacks import adjoint
@@ -72,13 +72,13 @@ def _dots(tangents: tuple[Any, ...], name: str) -> list[Any]:
 @rrule_with_options(sla.solve_continuous_lyapunov)
 def solve_continuous_lyapunov_rrule(a: Any, q: Any) -> Any:
     r"""``A X + X A^H = Q``: :math:`A^H Y + Y A = \bar X`, :math:`\bar Q = Y`, :math:`\bar A = -(Y X^H + Y^H X)`."""
-    X = sla.solve_continuous_lyapunov(a, q)
+    X = call(sla.solve_continuous_lyapunov, a, q)
     project_a, project_q = ProjectTo(a), ProjectTo(q)
 
     def solve_continuous_lyapunov_pullback(X_bar: Any) -> tuple[Any, Any, Any]:
         G = _array(X_bar, "solve_continuous_lyapunov", "pullback")
         A, G_, Xc = _common(a, G, X)
-        Y = sla.solve_continuous_lyapunov(adjoint(A), G_)  # A^H Y + Y A = X̄
+        Y = call(sla.solve_continuous_lyapunov, adjoint(A), G_)  # A^H Y + Y A = X̄
         return NoTangent(), project_a(-(Y @ adjoint(Xc) + adjoint(Y) @ Xc)), project_q(Y)
 
     return X, solve_continuous_lyapunov_pullback
@@ -87,7 +87,7 @@ def solve_continuous_lyapunov_rrule(a: Any, q: Any) -> Any:
 @frule.register(sla.solve_continuous_lyapunov)
 def solve_continuous_lyapunov_frule(tangents: tuple[Any, ...], a: Any, q: Any) -> Any:
     r"""``A Ẋ + Ẋ A^H = Q̇ - Ȧ X - X Ȧ^H``."""
-    X = sla.solve_continuous_lyapunov(a, q)
+    X = call(sla.solve_continuous_lyapunov, a, q)
     a_dot, q_dot = _dots(tangents, "solve_continuous_lyapunov")
     rhs: Any = np.zeros(X.shape, dtype=X.dtype)
     if q_dot is not None:
@@ -95,7 +95,7 @@ def solve_continuous_lyapunov_frule(tangents: tuple[Any, ...], a: Any, q: Any) -
     if a_dot is not None:
         rhs = rhs - a_dot @ X - X @ adjoint(a_dot)
     A, R = _common(a, rhs)
-    return X, ProjectTo(X)(sla.solve_continuous_lyapunov(A, R))
+    return X, ProjectTo(X)(call(sla.solve_continuous_lyapunov, A, R))
 
 
 # --- discrete Lyapunov --------------------------------------------------------------------------
@@ -104,13 +104,13 @@ def solve_continuous_lyapunov_frule(tangents: tuple[Any, ...], a: Any, q: Any) -
 @rrule_with_options(sla.solve_discrete_lyapunov)
 def solve_discrete_lyapunov_rrule(a: Any, q: Any, method: Any = None) -> Any:
     r"""``A X A^H - X + Q = 0``: ``Y = solve_discrete_lyapunov(A^H, X̄)``, :math:`\bar A = Y A X^H + Y^H A X`."""
-    X = sla.solve_discrete_lyapunov(a, q, method)
+    X = call(sla.solve_discrete_lyapunov, a, q, method)
     project_a, project_q = ProjectTo(a), ProjectTo(q)
 
     def solve_discrete_lyapunov_pullback(X_bar: Any) -> tuple[Any, Any, Any]:
         G = _array(X_bar, "solve_discrete_lyapunov", "pullback")
         A, G_, Xc = _common(a, G, X)
-        Y = sla.solve_discrete_lyapunov(adjoint(A), G_, method)
+        Y = call(sla.solve_discrete_lyapunov, adjoint(A), G_, method)
         A_bar = Y @ A @ adjoint(Xc) + adjoint(Y) @ A @ Xc
         return NoTangent(), project_a(A_bar), project_q(Y)
 
@@ -122,7 +122,7 @@ def solve_discrete_lyapunov_frule(
     tangents: tuple[Any, ...], a: Any, q: Any, method: Any = None
 ) -> Any:
     r"""``Ẋ - A Ẋ A^H = Q̇ + Ȧ X A^H + A X Ȧ^H``."""
-    X = sla.solve_discrete_lyapunov(a, q, method)
+    X = call(sla.solve_discrete_lyapunov, a, q, method)
     a_dot, q_dot = _dots(tangents, "solve_discrete_lyapunov")[:2]
     rhs: Any = np.zeros(X.shape, dtype=X.dtype)
     if q_dot is not None:
@@ -130,7 +130,7 @@ def solve_discrete_lyapunov_frule(
     if a_dot is not None:
         rhs = rhs + a_dot @ X @ adjoint(a) + a @ X @ adjoint(a_dot)
     A, R = _common(a, rhs)
-    return X, ProjectTo(X)(sla.solve_discrete_lyapunov(A, R, method))
+    return X, ProjectTo(X)(call(sla.solve_discrete_lyapunov, A, R, method))
 
 
 # --- continuous algebraic Riccati ---------------------------------------------------------------
@@ -141,7 +141,7 @@ class _Riccati:
 
     def __init__(self, a: Any, b: Any, q: Any, r: Any, e: Any, s: Any, balanced: bool) -> None:
         refuse("scipy.linalg.solve_continuous_are", e=e, s=s)
-        self.X = sla.solve_continuous_are(a, b, q, r, balanced=balanced)
+        self.X = call(sla.solve_continuous_are, a, b, q, r, balanced=balanced)
         A, B, R, X = _common(a, b, r, self.X)
         self.A, self.B, self.Xc = A, B, X
         self.K = np.linalg.solve(R, adjoint(B) @ X)
@@ -159,7 +159,7 @@ def solve_continuous_are_rrule(
     def solve_continuous_are_pullback(X_bar: Any) -> tuple[Any, ...]:
         G = _array(X_bar, "solve_continuous_are", "pullback")
         closed, G_ = _common(plan.closed, G)
-        W = sla.solve_continuous_lyapunov(closed, -G_)
+        W = call(sla.solve_continuous_lyapunov, closed, -G_)
         S = W + adjoint(W)
         X, K = plan.Xc, plan.K
         bars = (X @ S, -(X @ S @ adjoint(K)), S / 2, K @ (S / 2) @ adjoint(K))
@@ -193,5 +193,5 @@ def solve_continuous_are_frule(
     if r_dot is not None:
         M = M + adjoint(K) @ r_dot @ K
     closed, M_ = _common(plan.closed, M)
-    X_dot = sla.solve_continuous_lyapunov(adjoint(closed), -M_)
+    X_dot = call(sla.solve_continuous_lyapunov, adjoint(closed), -M_)
     return plan.X, ProjectTo(plan.X)(X_dot)

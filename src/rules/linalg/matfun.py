@@ -75,7 +75,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from tangents import AbstractZero, Hermitian, NoTangent, ProjectTo, Symmetric, Tangent, unthunk
@@ -285,7 +285,7 @@ def _sylvester_same(X: np.ndarray, C: np.ndarray) -> np.ndarray:
         return out
     Xs, Cs = np.broadcast_to(X, out.shape), np.broadcast_to(C, out.shape)
     for index in np.ndindex(out.shape[:-2]):
-        T, Z = sla.schur(Xs[index], output=output, check_finite=False)
+        T, Z = call(sla.schur, Xs[index], output=output, check_finite=False)
         (trsyl,) = sla.get_lapack_funcs(("trsyl",), (T,))
         Y, scale, _ = trsyl(T, T, adjoint(Z) @ Cs[index] @ Z)
         out[index] = Z @ (Y / scale) @ adjoint(Z)
@@ -507,7 +507,7 @@ def _t_rate(A: np.ndarray, F: np.ndarray) -> np.ndarray:
     """``d A^t / dt = A^t log(A)`` (they commute)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "logm result may be inaccurate", RuntimeWarning)
-        return F @ sla.logm(A)
+        return F @ call(sla.logm, A)
 
 
 @rrule.register(sla.fractional_matrix_power)

@@ -71,7 +71,7 @@ from kernels import svd as ksvd
 from kernels._spectral import default_rtol
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import kernel_eligible
-from rules.core.nesting import as_array, is_traced
+from rules.core.nesting import as_array, call, is_traced
 from rules.core.registry import frule, rrule
 from rules.linalg._stacks import as_stack, check_shape, flat_batch
 from tangents import NoTangent, ProjectTo, ZeroTangent, unthunk
@@ -419,7 +419,7 @@ def norm_frule(
 
 def _scipy_norm(a: Any, **kwargs: Any) -> Any:
     """``scipy.linalg.norm`` as a numpy scalar or array (it may return a Python float)."""
-    return as_array(sla.norm(a, **kwargs))[()]
+    return as_array(call(sla.norm, a, **kwargs))[()]
 
 
 @rrule.register(sla.norm)
@@ -429,7 +429,7 @@ def scipy_norm_rrule(
     """Reverse rule for ``scipy.linalg.norm``: the same plans as ``np.linalg.norm``."""
     plan = _plan_or_raise("scipy.linalg.norm", a, ord, axis)
     kwargs = {"ord": ord, "axis": axis, "keepdims": keepdims, "check_finite": check_finite}
-    y = sla.norm(a, **kwargs)  # a Python float for some vectors (BLAS nrm2)
+    y = call(sla.norm, a, **kwargs)  # a Python float for some vectors (BLAS nrm2)
     return y, _norm_rrule("scipy.linalg.norm", _scipy_norm, a, plan, keepdims, kwargs)[1]
 
 
@@ -445,7 +445,7 @@ def scipy_norm_frule(
     """Forward rule for ``scipy.linalg.norm``: the same plans as ``np.linalg.norm``."""
     plan = _plan_or_raise("scipy.linalg.norm", a, ord, axis)
     kwargs = {"ord": ord, "axis": axis, "keepdims": keepdims, "check_finite": check_finite}
-    y = sla.norm(a, **kwargs)
+    y = call(sla.norm, a, **kwargs)
     _, y_dot = _norm_frule("scipy.linalg.norm", _scipy_norm, tangents[1], a, plan, keepdims, kwargs)
     return y, ProjectTo(y)(y_dot)
 

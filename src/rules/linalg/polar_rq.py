@@ -32,7 +32,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint
@@ -55,7 +55,7 @@ def _part(t: Any, name: str, what: str) -> Any:
 @rrule_with_options(sla.polar)
 def polar_rrule(a: Any, side: str = "right") -> Any:
     r"""``U, P = polar(a, side)``: ``np.linalg.svd``'s pullback of the factors' cotangents."""
-    y = sla.polar(a, side)
+    y = call(sla.polar, a, side)
     (W, s, Vh), svd_pullback = rrule(np.linalg.svd, as_array(a), full_matrices=False)
     project_a = ProjectTo(a)
 
@@ -85,7 +85,7 @@ def polar_rrule(a: Any, side: str = "right") -> Any:
 @frule.register(sla.polar)
 def polar_frule(tangents: tuple[Any, ...], a: Any, side: str = "right") -> Any:
     r"""``U̇ = Ẇ V^H + W V̇^H``; ``Ṗ`` from ``Ẇ``, ``ṡ``, ``V̇`` (``np.linalg.svd``'s frule)."""
-    y = sla.polar(a, side)
+    y = call(sla.polar, a, side)
     a_dot = _part(tangents[1], "polar", "frule")
     (W, s, Vh), svd_dot = frule(
         (NoTangent(), a_dot), np.linalg.svd, as_array(a), full_matrices=False
@@ -112,7 +112,7 @@ class _RQ:
             raise ValueError("the rules of scipy.linalg.rq support square matrices only")
         (Q1, R1), self.qr_pullback = rrule(np.linalg.qr, a.T[:, ::-1])
         R_mine, Q_mine = R1.T[::-1, ::-1], Q1.T[::-1, :]
-        self.R, self.Q = sla.rq(a)
+        self.R, self.Q = call(sla.rq, a)
         self.E = np.sum(self.Q * np.conj(Q_mine), axis=1)  # Q = E Q_mine, E = diag(+-1)
         scale = max(float(np.max(np.abs(self.R), initial=0.0)), 1.0)
         if not np.allclose(self.R, R_mine * np.conj(self.E)[None, :], atol=1e-5 * scale, rtol=1e-4):
@@ -152,7 +152,7 @@ def _rq_mode(mode: str, kwargs: dict[str, Any]) -> None:
 def rq_rrule(a: Any, mode: str = "full", **kwargs: Any) -> Any:
     """``R, Q = rq(a)``: ``np.linalg.qr``'s pullback at ``a^T J`` (module docstring)."""
     _rq_mode(mode, kwargs)
-    y = sla.rq(a, mode=mode, **kwargs)
+    y = call(sla.rq, a, mode=mode, **kwargs)
     plan = _RQ(a)
     project_a = ProjectTo(a)
 
@@ -170,7 +170,7 @@ def rq_rrule(a: Any, mode: str = "full", **kwargs: Any) -> Any:
 def rq_frule(tangents: tuple[Any, ...], a: Any, mode: str = "full", **kwargs: Any) -> Any:
     """``Ṙ``, ``Q̇`` from ``np.linalg.qr``'s frule at ``a^T J``."""
     _rq_mode(mode, kwargs)
-    y = sla.rq(a, mode=mode, **kwargs)
+    y = call(sla.rq, a, mode=mode, **kwargs)
     R_dot, Q_dot = _RQ(a).pushforward(_part(tangents[1], "rq", "frule"))
     if mode == "r":
         return y, ProjectTo(y)(R_dot)

@@ -78,7 +78,7 @@ from kernels import qr as kqr
 from kernels.qr_forward import qr_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import forward_stack, paths
-from rules.core.nesting import as_array, contiguous, is_traced
+from rules.core.nesting import as_array, call, contiguous, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -380,7 +380,9 @@ def _scipy_qr(
     if factors is not None:
         Q, R = factors
     else:
-        Q, R = sla.qr(dense, mode="economic" if mode == "r" else mode, check_finite=check_finite)
+        Q, R = call(
+            sla.qr, dense, mode="economic" if mode == "r" else mode, check_finite=check_finite
+        )
     factors = _Factors(name, Q, R, dense.shape, R_rows=dense.shape[-2] if mode == "r" else 0)
     if mode != "r":
         return [Q, R] if dense.ndim > 2 else (Q, R), factors  # as scipy returns them

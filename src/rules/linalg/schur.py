@@ -36,7 +36,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule, split_cotangent
 from rules.linalg._stacks import adjoint
@@ -77,7 +77,7 @@ def _solve_lower_adjoint(T: np.ndarray, R: np.ndarray) -> np.ndarray:
 class _Schur:
     def __init__(self, a: Any, output: str, kwargs: dict[str, Any]) -> None:
         refuse(_NAME, sort=kwargs.get("sort"), overwrite_a=kwargs.get("overwrite_a"))
-        self.y = sla.schur(a, output=output, **kwargs)
+        self.y = call(sla.schur, a, output=output, **kwargs)
         T, Z = self.y
         if np.any(np.tril(T, -1) != 0):
             raise ValueError(

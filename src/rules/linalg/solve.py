@@ -51,7 +51,7 @@ import scipy.linalg as sla
 
 from kernels import solve as ksolve
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array, is_traced
+from rules.core.nesting import as_array, innermost_value, is_traced
 from rules.core.registry import frule, rrule
 from rules.linalg import traced_systems
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
@@ -265,6 +265,10 @@ def scipy_solve_rrule(
     ``overwrite_a``/``overwrite_b=True`` are refused; ``check_finite`` is honoured.
     """
     options = {"overwrite_a": overwrite_a, "overwrite_b": overwrite_b, "check_finite": check_finite}
+    if is_traced(a) or is_traced(b):  # a nested differentiation
+        check_scipy_options("scipy.linalg.solve", (innermost_value(a), innermost_value(b)), options)
+        keywords = {"lower": lower, "assume_a": assume_a, "transposed": transposed}
+        return traced_systems.solve_rrule(sla.solve, a, b, **keywords)
     return _rrule(_scipy_solve(a, b, lower, assume_a, transposed, options), a, b)
 
 

@@ -28,7 +28,7 @@ import scipy.linalg as sla
 
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call
 from rules.core.options import rrule_with_options
 from rules.core.registry import frule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -54,7 +54,7 @@ def _scatter(G: np.ndarray, index: np.ndarray, size: int) -> np.ndarray:
 @rrule_with_options(sla.block_diag)
 def block_diag_rrule(*arrs: Any) -> Any:
     """``y = block_diag(*arrs)``: each ``x̄_k`` is the ``k``-th diagonal block of ``ȳ``."""
-    y = sla.block_diag(*arrs)
+    y = call(sla.block_diag, *arrs)
     shapes = [np.shape(np.atleast_2d(a)) for a in arrs]
     starts = np.cumsum([(0, 0), *shapes], axis=0)
     projectors = [ProjectTo(a) for a in arrs]
@@ -73,7 +73,7 @@ def block_diag_rrule(*arrs: Any) -> Any:
 @frule.register(sla.block_diag)
 def block_diag_frule(tangents: tuple[Any, ...], *arrs: Any) -> Any:
     """``ẏ = block_diag(*ẋs)`` (zeros for zero tangents)."""
-    y = sla.block_diag(*arrs)
+    y = call(sla.block_diag, *arrs)
     dots = []
     for a, t in zip(arrs, tangents[1:], strict=True):
         t = unthunk(t)
@@ -82,7 +82,7 @@ def block_diag_frule(tangents: tuple[Any, ...], *arrs: Any) -> Any:
             if isinstance(t, AbstractZero)
             else _array(t, "block_diag", "frule")
         )
-    return y, ProjectTo(y)(sla.block_diag(*dots))
+    return y, ProjectTo(y)(call(sla.block_diag, *dots))
 
 
 # --- toeplitz and circulant ---------------------------------------------------------------------
@@ -97,7 +97,7 @@ def _toeplitz_index(m: int, n: int) -> np.ndarray:
 @rrule_with_options(sla.toeplitz)
 def toeplitz_rrule(c: Any, r: Any = None) -> Any:
     r"""``T = toeplitz(c, r)``: :math:`\bar c_k = \sum_{i-j=k} \bar T_{ij}`, :math:`\bar r_k = \sum_{j-i=k} \bar T_{ij}`."""
-    T = sla.toeplitz(c, r)
+    T = call(sla.toeplitz, c, r)
     m, n = T.shape[-2:]
     index = _toeplitz_index(m, n)
     project_c = ProjectTo(c)
@@ -122,22 +122,22 @@ def toeplitz_rrule(c: Any, r: Any = None) -> Any:
 @frule.register(sla.toeplitz)
 def toeplitz_frule(tangents: tuple[Any, ...], c: Any, r: Any = None) -> Any:
     """``Ṫ = toeplitz(ċ, ṙ)`` (without ``r``: ``toeplitz(ċ)``, which conjugates it)."""
-    T = sla.toeplitz(c, r)
+    T = call(sla.toeplitz, c, r)
     dots = []
     for value, t in zip((c, r), tangents[1:3] if r is not None else tangents[1:2], strict=False):
         t = unthunk(t)
         zero = isinstance(t, AbstractZero)
         dots.append(np.zeros(np.shape(value)) if zero else _array(t, "toeplitz", "frule"))
     if r is None:
-        return T, ProjectTo(T)(sla.toeplitz(dots[0]))
+        return T, ProjectTo(T)(call(sla.toeplitz, dots[0]))
     c_dot, r_dot = (as_array(d, dtype=np.result_type(*dots, float)) for d in dots)
-    return T, ProjectTo(T)(sla.toeplitz(c_dot, r_dot))
+    return T, ProjectTo(T)(call(sla.toeplitz, c_dot, r_dot))
 
 
 @rrule_with_options(sla.circulant)
 def circulant_rrule(c: Any) -> Any:
     r"""``C = circulant(c)``: :math:`\bar c_k = \sum_{(i-j) \bmod n = k} \bar C_{ij}`."""
-    C = sla.circulant(c)
+    C = call(sla.circulant, c)
     n = C.shape[-1]
     index = (np.arange(n)[:, None] - np.arange(n)[None, :]) % n
     project_c = ProjectTo(c)
@@ -151,5 +151,5 @@ def circulant_rrule(c: Any) -> Any:
 @frule.register(sla.circulant)
 def circulant_frule(tangents: tuple[Any, ...], c: Any) -> Any:
     """``Ċ = circulant(ċ)``."""
-    C = sla.circulant(c)
-    return C, ProjectTo(C)(sla.circulant(_array(tangents[1], "circulant", "frule")))
+    C = call(sla.circulant, c)
+    return C, ProjectTo(C)(call(sla.circulant, _array(tangents[1], "circulant", "frule")))

@@ -81,7 +81,7 @@ from kernels import svd as ksvd
 from kernels.svd_forward import svd_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
-from rules.core.nesting import as_array, contiguous, innermost_value, is_traced
+from rules.core.nesting import as_array, call, contiguous, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
     GaugeError,
@@ -396,7 +396,7 @@ def _unfold_complement(
 # --- the rules, shared by numpy and scipy ----------------------------------------------------------
 
 
-def _decompose(name: str, a: Any, full_matrices: bool, hermitian: bool, call: Any) -> Any:
+def _decompose(name: str, a: Any, full_matrices: bool, hermitian: bool, decompose: Any) -> Any:
     """The primal ``svd`` output, with errors naming ``name`` and the shape."""
     dense = as_array(a)
     if dense.ndim < 2:
@@ -404,7 +404,7 @@ def _decompose(name: str, a: Any, full_matrices: bool, hermitian: bool, call: An
     if hermitian:
         square_matrices(f"{name} with hermitian=True", dense)
     try:
-        return dense, call(dense, full_matrices)
+        return dense, decompose(dense, full_matrices)
     except np.linalg.LinAlgError as error:
         raise np.linalg.LinAlgError(f"{name}: {error} (input of shape {dense.shape})") from None
 
@@ -497,13 +497,13 @@ def _stack_svd(dense: np.ndarray, full: bool) -> tuple[np.ndarray, ...] | None:
 
 
 def _numpy_svd(name: str, a: Any, full_matrices: bool, hermitian: bool) -> Any:
-    def call(dense: np.ndarray, full: bool) -> Any:
+    def decompose(dense: np.ndarray, full: bool) -> Any:
         factors = None if hermitian else _stack_svd(dense, full)
         if factors is not None:
             return _SVDResult(*factors)
         return np.linalg.svd(dense, full_matrices=full, hermitian=hermitian)
 
-    return _decompose(name, a, full_matrices, hermitian, call)
+    return _decompose(name, a, full_matrices, hermitian, decompose)
 
 
 @rrule.register(np.linalg.svd)
@@ -566,16 +566,20 @@ def _scipy_svd(
     if overwrite_a:
         raise ValueError(f"{name}: overwrite_a=True is not differentiable (it mutates the input)")
 
-    def call(dense: np.ndarray, full: bool) -> Any:
+    def decompose(dense: np.ndarray, full: bool) -> Any:
         if not check_finite or np.isfinite(dense).all():  # else scipy raises its error
             factors = _stack_svd(dense, full)
             if factors is not None:
                 return list(factors)  # scipy returns a list for stacks
-        return sla.svd(
-            dense, full_matrices=full, check_finite=check_finite, lapack_driver=lapack_driver
+        return call(
+            sla.svd,
+            dense,
+            full_matrices=full,
+            check_finite=check_finite,
+            lapack_driver=lapack_driver,
         )
 
-    return _decompose(name, a, full_matrices, False, call)
+    return _decompose(name, a, full_matrices, False, decompose)
 
 
 @rrule.register(sla.svd)

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call
 from rules.core.registry import frule, rrule
 from rules.linalg._stacks import adjoint, check_shape
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -57,8 +57,8 @@ class _Schur:
         # scipy asks for real Schur forms even when q (or one of a, b) is complex; complex trsyl
         # then misreads the 2x2 blocks and scipy's X is wrong. Complex forms when any is complex.
         output = "complex" if any(np.iscomplexobj(x) for x in (a, b, q)) else "real"
-        self.R, self.U = sla.schur(a, output=output)
-        self.S, self.V = sla.schur(b.conj().T, output=output)
+        self.R, self.U = call(sla.schur, a, output=output)
+        self.S, self.V = call(sla.schur, b.conj().T, output=output)
         f = adjoint(self.U) @ q @ self.V
         (self.trsyl,) = sla.get_lapack_funcs(("trsyl",), (self.R, self.S, f))
 

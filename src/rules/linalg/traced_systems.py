@@ -32,8 +32,9 @@ import scipy.linalg as sla
 
 from rules.core.broadcasting import unbroadcast
 from rules.core.nesting import call, innermost_value
-from rules.core.registry import split_cotangent
+from rules.core.registry import function_name, split_cotangent
 from rules.linalg._stacks import adjoint
+from rules.linalg._systems import STRUCTURES, fold_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
 
 __all__ = ["det_rrule", "slogdet_rrule", "solve_rrule", "solve_triangular_rrule"]
@@ -81,6 +82,14 @@ def slogdet_rrule(a: Any) -> tuple[Any, Any]:
 
 def solve_rrule(f: Any, a: Any, b: Any, **kwargs: Any) -> tuple[Any, Any]:
     """``np.linalg.solve`` or ``scipy.linalg.solve`` (``f``, with ``kwargs``) of traced operands."""
+    structure = STRUCTURES.get(kwargs.get("assume_a"), "general")
+    if structure not in ("general", "sym", "her", "pos"):
+        raise NotImplementedError(
+            f"{function_name(f)} with assume_a={kwargs['assume_a']!r} is not twice differentiable:"
+            " its nested rule covers general, symmetric, Hermitian and positive-definite a"
+        )
+    if structure == "her" and not np.iscomplexobj(innermost_value(a)):
+        structure = "sym"
     x = call(f, a, b, **kwargs)
     a_shape, b_shape = np.shape(a), np.shape(b)
     vector = len(b_shape) == 1
@@ -96,7 +105,7 @@ def solve_rrule(f: Any, a: Any, b: Any, **kwargs: Any) -> tuple[Any, Any]:
         b_bar = b_bar[..., 0] if vector else b_bar
         return (
             NoTangent(),
-            project_a(unbroadcast(a_bar, a_shape)),
+            project_a(fold_cotangent(unbroadcast(a_bar, a_shape), structure, "solve")),
             project_b(unbroadcast(b_bar, b_shape)),
         )
 

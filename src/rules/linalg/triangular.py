@@ -43,7 +43,7 @@ import scipy.linalg as sla
 from kernels import crossovers
 from kernels import triangular as ktri
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array, innermost_value, is_traced
+from rules.core.nesting import as_array, call, innermost_value, is_traced
 from rules.core.registry import frule, rrule
 from rules.linalg import traced_systems
 from rules.linalg._stacks import check_shape, square_matrices
@@ -87,8 +87,14 @@ class _Triangular:
         self.blas = n * n * k > crossovers.SOLVE_TRIANGULAR_KERNEL_MAX_SIZE
         if self.blas:
             self.X = _per_matrix(
-                lambda T, B: sla.solve_triangular(
-                    T, B, self.trans, self.lower, self.unit, check_finite=False
+                lambda T, B: call(
+                    sla.solve_triangular,
+                    T,
+                    B,
+                    self.trans,
+                    self.lower,
+                    self.unit,
+                    check_finite=False,
                 ),
                 self.T,
                 B,

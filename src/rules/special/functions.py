@@ -39,7 +39,7 @@ from rules.arrays.reductions import expand_reduced
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
 from rules.core.definition import scalar_rule
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call
 from rules.core.options import normalize_axes, refuse, rrule_with_options
 from rules.core.registry import frule
 from tangents import AbstractZero, NoTangent, ProjectTo, Thunk, ZeroTangent, unthunk
@@ -67,7 +67,7 @@ def _trigamma(x: Any) -> Any:
         raise TypeError(
             "the rules of digamma support real input only (scipy has no complex trigamma)"
         )
-    return sc.polygamma(1, x)
+    return call(sc.polygamma, 1, x)
 
 
 # --- elementwise --------------------------------------------------------------------------------
@@ -95,7 +95,7 @@ def logsumexp_rrule(
 ) -> Any:
     r"""``y = log sum(b exp(a))``: :math:`\bar a = \overline{b e^{a - y}}\,\bar y`, :math:`\bar b = \overline{e^{a - y}}\,\bar y`."""
     refuse("logsumexp", return_sign=return_sign)
-    y = sc.logsumexp(a, axis=axis, b=b, keepdims=keepdims)
+    y = call(sc.logsumexp, a, axis=axis, b=b, keepdims=keepdims)
     axes = _axes_of(a, axis)
     project_a = ProjectTo(a)
     project_b = ProjectTo(b)
@@ -124,7 +124,7 @@ def logsumexp_frule(
 ) -> Any:
     r"""``ẏ = sum(b exp(a - y) ȧ) + sum(exp(a - y) ḃ)`` (the second when ``b`` is positional)."""
     refuse("logsumexp", return_sign=return_sign)
-    y = sc.logsumexp(a, axis=axis, b=b, keepdims=keepdims)
+    y = call(sc.logsumexp, a, axis=axis, b=b, keepdims=keepdims)
     axes = _axes_of(a, axis)
     weights = np.exp(as_array(a) - expand_reduced(y, axes, keepdims))
     moved: Any = ZeroTangent()
@@ -147,7 +147,7 @@ def logsumexp_frule(
 @rrule_with_options(sc.softmax)
 def softmax_rrule(x: Any, axis: Any = None) -> Any:
     r"""``s = softmax(x)``: :math:`\bar x = \overline{s} \odot (\bar s - \sum \overline{s}\,\bar s)`."""
-    s = sc.softmax(x, axis=axis)
+    s = call(sc.softmax, x, axis=axis)
     axes = _axes_of(x, axis)
     project_x = ProjectTo(x)
 
@@ -162,7 +162,7 @@ def softmax_rrule(x: Any, axis: Any = None) -> Any:
 @frule.register(sc.softmax)
 def softmax_frule(tangents: tuple[Any, ...], x: Any, axis: Any = None) -> Any:
     r"""``ṡ = s ⊙ (ẋ - sum(s ẋ))``."""
-    s = sc.softmax(x, axis=axis)
+    s = call(sc.softmax, x, axis=axis)
     x_dot = as_array_cotangent(tangents[1], "softmax's frule")
     s_dot = s * (x_dot - np.sum(s * x_dot, axis=_axes_of(x, axis), keepdims=True))
     return s, ProjectTo(s)(s_dot)
@@ -171,7 +171,7 @@ def softmax_frule(tangents: tuple[Any, ...], x: Any, axis: Any = None) -> Any:
 @rrule_with_options(sc.log_softmax)
 def log_softmax_rrule(x: Any, axis: Any = None) -> Any:
     r"""``y = x - logsumexp(x)``: :math:`\bar x = \bar y - \overline{s} \sum \bar y`, :math:`s = e^y`."""
-    y = sc.log_softmax(x, axis=axis)
+    y = call(sc.log_softmax, x, axis=axis)
     axes = _axes_of(x, axis)
     project_x = ProjectTo(x)
 
@@ -185,7 +185,7 @@ def log_softmax_rrule(x: Any, axis: Any = None) -> Any:
 @frule.register(sc.log_softmax)
 def log_softmax_frule(tangents: tuple[Any, ...], x: Any, axis: Any = None) -> Any:
     r"""``ẏ = ẋ - sum(s ẋ)``."""
-    y = sc.log_softmax(x, axis=axis)
+    y = call(sc.log_softmax, x, axis=axis)
     x_dot = as_array_cotangent(tangents[1], "log_softmax's frule")
     y_dot = x_dot - np.sum(np.exp(y) * x_dot, axis=_axes_of(x, axis), keepdims=True)
     return y, ProjectTo(y)(y_dot)

@@ -34,7 +34,7 @@ import numpy as np
 import scipy.special as sc
 
 from rules.core.definition import non_differentiable, scalar_rule
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call
 from tangents import NotImplementedTangent, ZeroTangent
 
 __all__: list[str] = []
@@ -92,7 +92,7 @@ def _gammaincc_partials(a: Any, x: Any, y: Any) -> tuple[Any, Any]:
 
 def _polygamma_partials(n: Any, x: Any, y: Any) -> tuple[Any, Any]:
     _real_only("polygamma", x)
-    return ZeroTangent(), sc.polygamma(np.add(n, 1), x)
+    return ZeroTangent(), call(sc.polygamma, np.add(n, 1), x)
 
 
 def _multigammaln_partials(a: Any, d: Any, y: Any) -> tuple[Any, Any]:
@@ -107,7 +107,7 @@ def _zeta_partials(x: Any, *q_and_y: Any) -> Any:
     if len(q_and_y) == 1:  # zeta(x): Riemann
         return x_partial
     q = q_and_y[0]
-    return x_partial, -np.multiply(x, sc.zeta(np.add(x, 1), q))
+    return x_partial, -np.multiply(x, call(sc.zeta, np.add(x, 1), q))
 
 
 def _expn_partials(n: Any, x: Any, y: Any) -> tuple[Any, Any]:
