@@ -147,7 +147,7 @@ def scatter_into_zeros_frule(
 @rrule.register(operator.getitem)
 def getitem_rrule(x: Any, index: Any) -> Any:
     r"""``y = x[index]``: :math:`\bar x = 0` except ``x̄[index] += ȳ`` (accumulating repeats)."""
-    if not (isinstance(x, np.ndarray) or is_traced(x)):
+    if not (isinstance(x, np.ndarray | np.generic) or is_traced(x)):
         return None
     y = x[index]
     project_y = ProjectTo(y)
@@ -163,7 +163,7 @@ def getitem_rrule(x: Any, index: Any) -> Any:
 @frule.register(operator.getitem)
 def getitem_frule(tangents: tuple[Any, ...], x: Any, index: Any) -> Any:
     """``ẏ = ẋ[index]``."""
-    if not (isinstance(x, np.ndarray) or is_traced(x)):
+    if not (isinstance(x, np.ndarray | np.generic) or is_traced(x)):
         return None
     y = x[index]
     x_dot = as_array(as_array_cotangent(tangents[1], "getitem's frule"))

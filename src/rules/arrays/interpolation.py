@@ -143,7 +143,7 @@ def polyval_rrule(p: Any, x: Any) -> Any:
     def polyval_pullback(y_bar: Any) -> tuple[Any, Any, Any]:
         g = as_array(as_array_cotangent(y_bar, "np.polyval's pullback"))
         xs = as_array(x)
-        monomials = np.power.outer(xs, powers)  # (*x.shape, n)
+        monomials = np.power(xs[..., None], powers)  # (*x.shape, n)
         p_bar = np.tensordot(g, np.conj(monomials), axes=g.ndim)
         x_bar: Any = NoTangent()
         if project_x is not None:

@@ -25,7 +25,7 @@ import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
 from rules.core.linear_frules import register_linear_frule
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, is_traced
 from rules.core.options import rrule_with_options, zero_tangent_array
 from rules.core.registry import frule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
@@ -148,9 +148,18 @@ def rollaxis_rrule(a: Any, axis: int, start: int = 0) -> Any:
 # --- copies and conversions ----------------------------------------------------------------------
 
 
+def _traced_identity(f: Any, a: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``f(a, ...)`` for a traced ``a`` (a nested differentiation): ``a``, cast if asked.
+
+    A copy or conversion of a value that is never written to is the value itself.
+    """
+    dtype = args[0] if args else kwargs.get("dtype")
+    return a if dtype is None else as_array(a, dtype)
+
+
 def _register_identity(f: Any, name: str) -> None:
     def identity_rrule(a: Any, *args: Any, **kwargs: Any) -> Any:
-        y = f(a, *args, **kwargs)
+        y = _traced_identity(f, a, args, kwargs) if is_traced(a) else f(a, *args, **kwargs)
         project_a = ProjectTo(a)
         differentiable = np.issubdtype(np.result_type(y), np.inexact)
 

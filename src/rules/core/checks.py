@@ -161,11 +161,14 @@ def named(error: Exception, function: str, stage: str) -> Exception | None:
     message = str(error)
     if function in message:
         return None
-    try:
-        new = type(error)(f"{function}{stage}: {message}")
-    except Exception:  # noqa: BLE001  (a type with another constructor: keep the original)
+    text = f"{function}{stage}: {message}"
+    try:  # the same type and attributes, with the new message (its __init__ is not rerun)
+        new = type(error).__new__(type(error))
+        new.__dict__.update(getattr(error, "__dict__", {}))
+        new.args = (text,)
+    except Exception:  # noqa: BLE001  (a type that cannot be made so: keep the original)
         new = None
-    if new is None or str(new) == message:  # or a type that ignores its argument
+    if new is None or text not in str(new):  # a type whose __str__ shows something else
         if not any(function in note for note in getattr(error, "__notes__", ())):
             error.add_note(f"raised in {function}{stage}")
         return None

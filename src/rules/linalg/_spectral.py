@@ -125,7 +125,12 @@ def near_ties(values: np.ndarray, rtol: float, zeros: bool = False) -> np.ndarra
 
 
 def masked_inverse(d: np.ndarray, tol: np.ndarray) -> np.ndarray:
-    """``1/d`` with 0 where ``|d| <= tol`` (broadcast over the last two axes); NaN stays NaN."""
+    """``1/d`` with 0 where ``|d| <= tol`` (broadcast over the last two axes); NaN stays NaN.
+
+    A traced ``d`` takes :func:`masked_inverse_traced`, whose derivative has no ``0 * inf``.
+    """
+    if is_traced(d):
+        return masked_inverse_traced(d, tol)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(np.abs(d) <= tol[..., None, None], 0.0, 1.0 / d)
 

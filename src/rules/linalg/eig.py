@@ -58,7 +58,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array, call
+from rules.core.nesting import as_array, call, is_traced
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._spectral import (
@@ -127,7 +127,9 @@ def eig_pullback_array(
             d, tol = _gaps(wc)
             _check_gauge(name, real_input, wc, G, M, d, tol, V_bar)
             K = np.conj(masked_inverse(d, tol)) * M
-        if w_bar is not None:
+        if (w_bar is not None and is_traced(K)) or is_traced(w_bar):
+            K = K + w_bar[..., None, :] * np.eye(n)  # a nested differentiation: no in-place write
+        elif w_bar is not None:
             K[..., np.arange(n), np.arange(n)] += w_bar
         return _solve_adjoint(name, Vc, K @ adjoint(Vc))
 

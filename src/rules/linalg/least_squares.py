@@ -62,7 +62,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent, is_user_tangent
-from rules.core.nesting import as_array, call
+from rules.core.nesting import as_array, call, is_traced
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
@@ -80,6 +80,9 @@ def _double(dtype: np.dtype[Any]) -> np.dtype[Any]:
 def _svd_inverse(s: np.ndarray, cutoff: Any) -> tuple[np.ndarray, np.ndarray]:
     """``(1/s where s > cutoff else 0, rank)``."""
     large = s > cutoff
+    if is_traced(s):  # a nested differentiation: 1/s with the masked entries dividing by one
+        keep = large.astype(s.dtype)
+        return keep / (s + (1 - keep)), large.sum(axis=-1)
     return np.divide(1, s, out=np.zeros_like(s), where=large), large.sum(axis=-1)
 
 

@@ -37,7 +37,13 @@ __all__ = ["check_pullback_derivative"]
 
 
 def _real_inner(w: Any, b: Any) -> Any:
-    """``Re <w, b>`` with ``w`` plain and ``b`` possibly traced: a traced real scalar."""
+    """``Re <w, b>`` with ``w`` plain and ``b`` possibly traced: a traced real scalar.
+
+    A structural cotangent of an array read as a sequence (``np.stack(x)`` for an ndarray
+    ``x``) is stacked back into the array's shape first.
+    """
+    if isinstance(b, Tangent):
+        b = np.reshape(np.stack([unthunk(part) for part in b.backing]), np.shape(w))
     return np.sum(np.real(np.conj(w) * b))
 
 
@@ -126,6 +132,9 @@ def check_pullback_derivative(
     for tag, argnums in runs.items():
         for i, got in zip(argnums, found[tag], strict=True):
             label = argument_label(i, args) if i < n else _cotangent_label(i - n, len(parts))
+            if isinstance(got, NotImplementedTangent):  # a partial the rule does not implement
+                failures.report.not_implemented.append(f"order 2: {label}")
+                continue
             failures.compare(
                 f"order 2: derivative of the pullback with respect to {label}{tag} vs finite "
                 "differences",
