@@ -95,7 +95,7 @@ def logsumexp_rrule(
 ) -> Any:
     r"""``y = log sum(b exp(a))``: :math:`\bar a = \overline{b e^{a - y}}\,\bar y`, :math:`\bar b = \overline{e^{a - y}}\,\bar y`."""
     refuse("logsumexp", return_sign=return_sign)
-    y = call(sc.logsumexp, a, axis=axis, b=b, keepdims=keepdims)
+    y = call(sc.logsumexp, a, axis, b, keepdims)
     axes = _axes_of(a, axis)
     project_a = ProjectTo(a)
     project_b = ProjectTo(b)
@@ -124,7 +124,7 @@ def logsumexp_frule(
 ) -> Any:
     r"""``ẏ = sum(b exp(a - y) ȧ) + sum(exp(a - y) ḃ)`` (the second when ``b`` is positional)."""
     refuse("logsumexp", return_sign=return_sign)
-    y = call(sc.logsumexp, a, axis=axis, b=b, keepdims=keepdims)
+    y = call(sc.logsumexp, a, axis, b, keepdims)
     axes = _axes_of(a, axis)
     weights = np.exp(as_array(a) - expand_reduced(y, axes, keepdims))
     moved: Any = ZeroTangent()

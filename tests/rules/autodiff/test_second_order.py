@@ -243,3 +243,19 @@ def test_scipy_expm_hessian():
         rtol=1e-5,
         atol=1e-6,
     )
+
+
+def test_a_thunked_cotangent_is_differentiated():
+    """logsumexp's cotangent of ``b`` is a Thunk: evaluated inside the traces, it is recorded."""
+    import scipy.special
+
+    from rules.autodiff.scipy import special
+
+    a = np.array([0.2, -0.4, 1.0])
+
+    def f(b):
+        return special.logsumexp(a, None, b) ** 2
+
+    b = np.array([0.5, 1.5, 0.7])
+    want = numerical_hessian(lambda b: scipy.special.logsumexp(a, None, b) ** 2, b)
+    np.testing.assert_allclose(hessian(f)(b), want, rtol=1e-5, atol=1e-7)
