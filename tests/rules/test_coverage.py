@@ -141,7 +141,6 @@ SCIPY_LINALG = [
     "scipy.linalg.schur",
     "scipy.linalg.polar",
     "scipy.linalg.rq",
-    "scipy.linalg.hessenberg",
     "scipy.linalg.ldl",
     # general (non-Hermitian) matrix functions
     "scipy.linalg.sqrtm",
@@ -152,7 +151,6 @@ SCIPY_LINALG = [
 LIBRARIES = {"numpy": NUMPY, "numpy.linalg": NUMPY_LINALG, "scipy.linalg": SCIPY_LINALG}
 
 NOT_YET = {
-    "scipy.linalg.hessenberg",
     "scipy.linalg.ldl",
 }
 """Functions of the lists above without rules yet (issue 19 left open for them)."""
