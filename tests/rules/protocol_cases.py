@@ -351,5 +351,6 @@ REFUSAL_CASES.update(
         sla.rq: [case(_square(3) + 2 * np.eye(3), at=(1, 2))],
         sla.schur: [case(_spd(3), at=(0, 2))],
         sla.hessenberg: [(_square(4),)],
+        sla.ldl: [case(_spd(3), at=(0, 3))],
     }
 )

@@ -150,9 +150,7 @@ SCIPY_LINALG = [
 
 LIBRARIES = {"numpy": NUMPY, "numpy.linalg": NUMPY_LINALG, "scipy.linalg": SCIPY_LINALG}
 
-NOT_YET = {
-    "scipy.linalg.ldl",
-}
+NOT_YET: set[str] = set()
 """Functions of the lists above without rules yet (issue 19 left open for them)."""
 
 _ROOTS = {"np": np, "scipy": scipy, "operator": operator}
