@@ -217,6 +217,8 @@ REFUSAL_CASES = {
     scipy.special.log_softmax: [(_real(3, 2),)],
     scipy.stats.multivariate_normal.logpdf: [(_real(4, 3), _real(3), _spd(3))],
     scipy.stats.multivariate_normal.pdf: [(_real(3), _real(3), _spd(3))],
+    scipy.stats.multivariate_normal.cdf: [case(_real(2), _real(2), _spd(2), rng=0)],
+    scipy.stats.multivariate_normal.logcdf: [case(_real(3, 2), _real(2), _spd(2), rng=0)],
     spl.spsolve: [(sp.csc_array(_square(3)), _real(3))],
     spl.splu: [(sp.csc_array(_square(3)),)],
     spl.expm_multiply: [(sp.csr_array(0.3 * _real(3, 3)), _real(3))],
