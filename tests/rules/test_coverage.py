@@ -94,7 +94,8 @@ NUMPY = [
     "np.ptp",
     "np.cov",
     "np.corrcoef",
-    # not differentiable (registered with rules.non_differentiable), and bincount's weights
+    # unique's values and histogram's edges; the rest not differentiable (registered with
+    # rules.non_differentiable), and bincount's weights
     "np.unique",
     "np.isin",
     "np.histogram",

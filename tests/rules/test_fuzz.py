@@ -387,15 +387,13 @@ def test_linalg_rules(f, data):
 
 # Rules the fuzz finds wrong against finite differences (strict xfail: fix the rule, then drop it
 # here). By name, since some come from rule sets merged later.
-KNOWN_FAILURES = {
-    "expn": "the derivative in x disagrees with finite differences for non-integer n",
-    "np.histogram": "gives no cotangent to a, though the bin edges move with min(a), max(a)",
-    "np.histogram_bin_edges": "gives no cotangent to a, though the edges move with min(a), max(a)",
-    "np.unique": "gives no cotangent to ar, though the unique values are entries of ar",
-    "np.unique_all": "gives no cotangent to x, though the unique values are entries of x",
-    "np.unique_counts": "gives no cotangent to x, though the unique values are entries of x",
-    "np.unique_inverse": "gives no cotangent to x, though the unique values are entries of x",
-    "np.unique_values": "gives no cotangent to x, though the unique values are entries of x",
+KNOWN_FAILURES: dict[str, str] = {}
+
+# Inputs at which a function has no derivative for a reason the harness cannot see, by dtype:
+# those dtypes are not drawn for it.
+NO_DERIVATIVE = {
+    # numpy returns complex unique values in hash order, which jumps under any perturbation
+    np.unique_values: {np.complex128},
 }
 
 
@@ -417,7 +415,8 @@ def _array_functions():
 @FUZZ
 @given(data=st.data())
 def test_array_rules(f, data):
-    d = Draw(data, [np.bool_, np.int64] if f in BITWISE else ELEMENTWISE_DTYPES)
+    dtypes = [np.bool_, np.int64] if f in BITWISE else ELEMENTWISE_DTYPES
+    d = Draw(data, [t for t in dtypes if t not in NO_DERIVATIVE.get(f, ())])
     shape = _shape(data)
     domain = DOMAINS.get(f, DEFAULT_DOMAIN)
     x, y, z = (_array(d, shape, domain) for _ in range(3))
