@@ -217,6 +217,15 @@ REFUSAL_CASES = {
     scipy.special.log_softmax: [(_real(3, 2),)],
     scipy.stats.multivariate_normal.logpdf: [(_real(4, 3), _real(3), _spd(3))],
     scipy.stats.multivariate_normal.pdf: [(_real(3), _real(3), _spd(3))],
+    np.unique: [(_real(5),)],
+    np.unique_values: [(_real(5),)],
+    np.unique_counts: [case(_real(5), at=(0, 2))],
+    np.unique_inverse: [case(_real(5), at=(0, 2))],
+    np.unique_all: [case(_real(5), at=(0, 4))],
+    np.histogram: [case(_real(6), 3, at=(1, 2))],
+    np.histogram_bin_edges: [(_real(6), 3)],
+    scipy.stats.multivariate_normal.cdf: [case(_real(2), _real(2), _spd(2), rng=0)],
+    scipy.stats.multivariate_normal.logcdf: [case(_real(3, 2), _real(2), _spd(2), rng=0)],
     spl.spsolve: [(sp.csc_array(_square(3)), _real(3))],
     spl.splu: [(sp.csc_array(_square(3)),)],
     spl.expm_multiply: [(sp.csr_array(0.3 * _real(3, 3)), _real(3))],
@@ -350,5 +359,7 @@ REFUSAL_CASES.update(
         sla.polar: [case(_square(3), at=(0, 2))],
         sla.rq: [case(_square(3) + 2 * np.eye(3), at=(1, 2))],
         sla.schur: [case(_spd(3), at=(0, 2))],
+        sla.hessenberg: [(_square(4),)],
+        sla.ldl: [case(_spd(3), at=(0, 3))],
     }
 )

@@ -94,7 +94,8 @@ NUMPY = [
     "np.ptp",
     "np.cov",
     "np.corrcoef",
-    # not differentiable (registered with rules.non_differentiable), and bincount's weights
+    # unique's values and histogram's edges; the rest not differentiable (registered with
+    # rules.non_differentiable), and bincount's weights
     "np.unique",
     "np.isin",
     "np.histogram",
@@ -141,7 +142,6 @@ SCIPY_LINALG = [
     "scipy.linalg.schur",
     "scipy.linalg.polar",
     "scipy.linalg.rq",
-    "scipy.linalg.hessenberg",
     "scipy.linalg.ldl",
     # general (non-Hermitian) matrix functions
     "scipy.linalg.sqrtm",
@@ -151,10 +151,7 @@ SCIPY_LINALG = [
 
 LIBRARIES = {"numpy": NUMPY, "numpy.linalg": NUMPY_LINALG, "scipy.linalg": SCIPY_LINALG}
 
-NOT_YET = {
-    "scipy.linalg.hessenberg",
-    "scipy.linalg.ldl",
-}
+NOT_YET: set[str] = set()
 """Functions of the lists above without rules yet (issue 19 left open for them)."""
 
 _ROOTS = {"np": np, "scipy": scipy, "operator": operator}

@@ -11,6 +11,7 @@ from rules.arrays import (
     elementwise_complex,
     elementwise_misc,
     elementwise_outputs,
+    histogram,
     indexing,
     interpolation,
     joining,
@@ -21,6 +22,7 @@ from rules.arrays import (
     selection,
     shape,
     statistics,
+    unique,
 )
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "elementwise_complex",
     "elementwise_misc",
     "elementwise_outputs",
+    "histogram",
     "indexing",
     "interpolation",
     "joining",
@@ -44,4 +47,5 @@ __all__ = [
     "selection",
     "shape",
     "statistics",
+    "unique",
 ]

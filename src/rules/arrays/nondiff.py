@@ -85,19 +85,13 @@ non_differentiable(
 # Values that do not depend on the input's values: new arrays like it, and shape queries.
 non_differentiable(np.zeros_like, np.ones_like, np.empty_like, np.shape, np.ndim, np.size)
 
-# Sets, counts, ranks and constructors of constant arrays. ``histogram``'s ``weights`` is a keyword
-# argument (never differentiated); ``bincount``'s weights are positional and have a rule
-# (rules.arrays.indexing). ``arange`` counts: a float ``start``/``step`` does move its values, so
-# write ``start + step * np.arange(n)`` to differentiate them.
+# Sets, counts, ranks and constructors of constant arrays. ``bincount``'s weights have a rule
+# (rules.arrays.indexing); ``unique``'s values and ``histogram``'s edges move with the input and
+# have rules (rules.arrays.unique, rules.arrays.histogram). ``arange`` counts: a float
+# ``start``/``step`` does move its values, so write ``start + step * np.arange(n)`` to
+# differentiate them.
 non_differentiable(
-    np.unique,
-    np.unique_values,
-    np.unique_counts,
-    np.unique_inverse,
-    np.unique_all,
     np.isin,
-    np.histogram,
-    np.histogram_bin_edges,
     np.eye,
     np.identity,
     np.arange,

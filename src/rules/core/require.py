@@ -1,8 +1,8 @@
 """``require_rrule`` and ``require_frule``: apply a rule, or fail naming the function.
 
 ``rrule(f, *args)`` returns ``None`` when no rule applies, so that a driver can fall back to
-tracing ``f``'s body; a user who unpacks ``y, pullback = rrule(np.unique, x)`` then gets
-``cannot unpack non-iterable NoneType object``, which names nothing. These two functions take
+tracing ``f``'s body; a user who unpacks ``y, pullback = rrule(f, x)`` for an ``f`` without
+a rule then gets ``cannot unpack non-iterable NoneType object``, which names nothing. These two functions take
 the same arguments as ``rrule``/``frule`` and raise :class:`MissingRuleError` instead, saying
 which function has no rule and how to register one.
 """

@@ -17,7 +17,8 @@ One row per function, with :math:`\psi` the digamma function and :math:`\psi^{(n
 * ``zeta(x, q)`` (Hurwitz; Riemann without ``q``): :math:`\partial_q = -x\,\zeta(x+1, q)`;
   :math:`\partial_x` is ``NotImplementedTangent``.
 * ``expn(n, x)`` :math:`= E_n(x)`: :math:`E_n' = -E_{n-1}` for :math:`n \ge 1` and
-  :math:`E_0' = -e^{-x}(1 + x)/x^2` (``E_0 = e^{-x}/x``); ``n`` has no tangent.
+  :math:`E_0' = -e^{-x}(1 + x)/x^2` (``E_0 = e^{-x}/x``); ``n`` has no tangent. scipy truncates a
+  float ``n`` toward zero (``expn(2.9, x) = E_2(x)``), so the rule uses that integer order.
 
 References
 ----------
@@ -112,11 +113,11 @@ def _zeta_partials(x: Any, *q_and_y: Any) -> Any:
 
 def _expn_partials(n: Any, x: Any, y: Any) -> tuple[Any, Any]:
     _real_only("expn", x)
-    n = as_array(n)
+    m = np.trunc(as_array(n, dtype=np.float64))  # scipy truncates a float order toward 0
     with np.errstate(divide="ignore", invalid="ignore"):
         e0 = -np.exp(-x) * (1 + x) / np.square(x)
-        lower = -sc.expn(np.maximum(n - 1, 0), x)
-    return ZeroTangent(), np.where(n == 0, e0, lower)
+        lower = -sc.expn(np.maximum(m - 1, 0), x)
+    return ZeroTangent(), np.where(m == 0, e0, np.where(m < 0, np.nan, lower))
 
 
 scalar_rule(sc.gamma, lambda x, y: y * sc.digamma(x))

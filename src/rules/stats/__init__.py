@@ -4,6 +4,6 @@
 loads these rules the first time a lookup misses while ``scipy.stats`` is in use.
 """
 
-from rules.stats import multivariate, univariate
+from rules.stats import multivariate, multivariate_cdf, univariate
 
-__all__ = ["multivariate", "univariate"]
+__all__ = ["multivariate", "multivariate_cdf", "univariate"]

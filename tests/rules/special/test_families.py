@@ -138,6 +138,15 @@ def test_expn(rng, dtype):
     check_rrule(sc.expn, n, x, constant=[0])
 
 
+@pytest.mark.filterwarnings("ignore:floating point number truncated")
+def test_expn_truncates_a_float_order_as_scipy_does(rng):
+    # expn(n, x) = E_trunc(n)(x): piecewise constant in n, so n's finite differences are zero
+    x = draw(rng, (0.3, 3), (2, 3), np.float64)
+    n = np.array([0.4, 1.7, 2.9])
+    check_rrule(sc.expn, n, x)
+    check_frule(sc.expn, n, x)
+
+
 @pytest.mark.parametrize(
     ("f", "dtype"),
     [(f, d) for f in [sc.jv, sc.yv, sc.iv, sc.kv] for d in [*FLOATS, np.complex128]]
