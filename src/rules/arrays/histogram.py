@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import rrule_with_options
 from rules.core.registry import frule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, unthunk
@@ -40,7 +41,7 @@ def _array(t: Any, what: str) -> Any:
     t = unthunk(t)
     if t is None or isinstance(t, AbstractZero):
         return None
-    return np.asarray(as_array_cotangent(t, what))
+    return as_array(as_array_cotangent(t, what))
 
 
 def _pair(t: Any) -> Any:
@@ -53,7 +54,7 @@ class _Edges:
     """How the edges depend on ``a`` (through its extremes) or on ``bins`` (they are the edges)."""
 
     def __init__(self, a: Any, bins: Any, range_: Any, edges: np.ndarray) -> None:
-        self.a = np.asarray(a)
+        self.a = as_array(a)
         self.given = not isinstance(bins, str) and np.ndim(bins) == 1
         self.ranged = not self.given and range_ is not None
         self.moves = not self.given and range_ is None and self.a.size > 0

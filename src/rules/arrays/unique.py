@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import rrule_with_options
 from rules.core.registry import frule, split_cotangent
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, unthunk
@@ -37,7 +38,7 @@ class _Groups:
     """For each unique value (slice), the entries (slices) of ``a`` equal to it."""
 
     def __init__(self, a: Any, values: Any, axis: Any, **options: Any) -> None:
-        a = np.asarray(a)
+        a = as_array(a)
         self.shape, self.values_shape = a.shape, np.shape(values)
         self.axis = None if axis is None else int(axis) % max(a.ndim, 1)
         if self.axis is None:
@@ -46,7 +47,7 @@ class _Groups:
                 a.ravel(), return_inverse=True, return_counts=True, **options
             )
             # the values may come in another order than np.unique's sorted one
-            self.order = np.searchsorted(u, np.asarray(values).ravel())
+            self.order = np.searchsorted(u, as_array(values).ravel())
         else:
             u, inverse, counts = np.unique(
                 a, return_inverse=True, return_counts=True, axis=self.axis, **options
@@ -86,7 +87,7 @@ def _values_cotangent(y_bar: Any, n_outputs: int, name: str) -> Any:
     part = unthunk(split_cotangent(y_bar, n_outputs)[0] if n_outputs > 1 else y_bar)
     if isinstance(part, AbstractZero):
         return None
-    return np.asarray(as_array_cotangent(part, f"{name}'s pullback"))
+    return as_array(as_array_cotangent(part, f"{name}'s pullback"))
 
 
 def _rule(name: str, groups: _Groups, a: Any, n_outputs: int) -> Any:
@@ -104,7 +105,7 @@ def _rule(name: str, groups: _Groups, a: Any, n_outputs: int) -> Any:
 
 def _pushed(y: Any, groups: _Groups, tangent: Any, name: str, n_outputs: int) -> Any:
     values = y[0] if n_outputs > 1 else y
-    a_dot = np.asarray(as_array_cotangent(unthunk(tangent), f"{name}'s frule"))
+    a_dot = as_array(as_array_cotangent(unthunk(tangent), f"{name}'s frule"))
     u_dot = ProjectTo(values)(groups.pushforward(a_dot))
     if n_outputs == 1:
         return u_dot

@@ -50,6 +50,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array, call
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule, split_cotangent
 from rules.linalg._stacks import adjoint, square_matrices
@@ -101,7 +102,7 @@ class _Hessenberg:
     """The factors of one matrix and the linear maps of the rules."""
 
     def __init__(self, a: np.ndarray) -> None:
-        self.H, self.Q = sla.hessenberg(a, calc_q=True)
+        self.H, self.Q = call(sla.hessenberg, a, calc_q=True)
         self.n = a.shape[-1]
         self.complex = self.H.dtype.kind == "c"
         if self.n > 2 and np.any(np.diag(self.H, -1) == 0):
@@ -113,7 +114,7 @@ class _Hessenberg:
     def pushforward(self, A_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         H, Q = self.H, self.Q
         if self.n <= 2:
-            return np.asarray(A_dot, dtype=np.result_type(H, A_dot)), np.zeros_like(Q)
+            return as_array(A_dot, dtype=np.result_type(H, A_dot)), np.zeros_like(Q)
         C = adjoint(Q) @ A_dot @ Q
         L = _solve_L(H, C)
         Omega = L - adjoint(L)
@@ -180,14 +181,14 @@ def _part(t: Any, what: str) -> Any:
     t = unthunk(t)
     if isinstance(t, AbstractZero):
         return None
-    return np.asarray(as_array_cotangent(t, f"{_NAME}'s {what}"))
+    return as_array(as_array_cotangent(t, f"{_NAME}'s {what}"))
 
 
 @rrule_with_options(sla.hessenberg)
 def hessenberg_rrule(a: Any, calc_q: bool = False, **kwargs: Any) -> Any:
     r"""``H[, Q] = hessenberg(a)``: :math:`\bar A = Q \bar C Q^H` (module docstring)."""
     plan = _Stack(a, kwargs)
-    y = sla.hessenberg(a, calc_q=calc_q, **kwargs)
+    y = call(sla.hessenberg, a, calc_q=calc_q, **kwargs)
     project_a = ProjectTo(a)
 
     def hessenberg_pullback(y_bar: Any) -> tuple[Any, Any]:
@@ -206,7 +207,7 @@ def hessenberg_rrule(a: Any, calc_q: bool = False, **kwargs: Any) -> Any:
 def hessenberg_frule(tangents: tuple[Any, ...], a: Any, calc_q: bool = False, **kwargs: Any) -> Any:
     r"""``Ḣ = hess(C - [Ω, H])``, ``Q̇ = Q Ω`` with ``C = Q^H Ȧ Q`` (module docstring)."""
     plan = _Stack(a, kwargs)
-    y = sla.hessenberg(a, calc_q=calc_q, **kwargs)
+    y = call(sla.hessenberg, a, calc_q=calc_q, **kwargs)
     H_dot, Q_dot = plan.pushforward(_part(tangents[1], "frule"))
     if not calc_q:
         return y, ProjectTo(y)(H_dot)

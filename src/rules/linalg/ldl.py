@@ -41,6 +41,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array, call
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule, split_cotangent
 from rules.linalg._stacks import adjoint, square_matrices
@@ -64,8 +65,12 @@ class _LDL:
         in_block[pairs + 1, pairs] = in_block[pairs, pairs + 1] = True
         self.block = in_block
         self.side = np.tril(~in_block) if lower else np.triu(~in_block)
-        self.Tinv = sla.solve_triangular(
-            self.T, np.eye(n, dtype=self.T.dtype), lower=lower, unit_diagonal=True
+        self.Tinv = call(
+            sla.solve_triangular,
+            self.T,
+            np.eye(n, dtype=self.T.dtype),
+            lower=lower,
+            unit_diagonal=True,
         )
         self.Dinv = np.linalg.inv(d)
 
@@ -94,7 +99,7 @@ class _LDL:
 
     def pushforward(self, A_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         p = self.perm
-        B_dot = self._mirror(np.asarray(A_dot))[np.ix_(p, p)]
+        B_dot = self._mirror(as_array(A_dot))[np.ix_(p, p)]
         X = self.Tinv @ B_dot @ self.op(self.Tinv)  # K D + D_dot + D op(K)
         D_dot = np.where(self.block, X, 0)
         T_dot = self.T @ np.where(self.side, X @ self.Dinv, 0)
@@ -124,8 +129,8 @@ class _Stack:
     def __init__(self, a: Any, lower: bool, hermitian: bool, kwargs: dict[str, Any]) -> None:
         refuse(_NAME, overwrite_a=kwargs.get("overwrite_a"))
         self.shape = square_matrices(_NAME, a).shape
-        self.y = sla.ldl(a, lower=lower, hermitian=hermitian, **kwargs)
-        lu, d, perm = (np.asarray(t) for t in self.y)
+        self.y = call(sla.ldl, a, lower=lower, hermitian=hermitian, **kwargs)
+        lu, d, perm = (as_array(t) for t in self.y)
         m = self.shape[-2:]
         self.plans = [
             _LDL(f, g, q, lower, hermitian)
@@ -155,7 +160,7 @@ def _part(t: Any, what: str) -> Any:
     t = unthunk(t)
     if isinstance(t, AbstractZero):
         return None
-    return np.asarray(as_array_cotangent(t, f"{_NAME}'s {what}"))
+    return as_array(as_array_cotangent(t, f"{_NAME}'s {what}"))
 
 
 @rrule_with_options(sla.ldl)

@@ -40,6 +40,7 @@ import scipy.stats as st
 from scipy.special import ndtr
 
 from rules.core.cotangents import as_array_cotangent
+from rules.core.nesting import as_array
 from rules.core.options import refuse, rrule_with_options
 from rules.core.registry import frule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -55,7 +56,7 @@ class _Orthant:
     def __init__(self, name: str, x: Any, mean: Any, cov: Any, options: dict[str, Any]) -> None:
         refuse(name, allow_singular=options.pop("allow_singular"))
         refuse(name, lower_limit=options.pop("lower_limit"))
-        cov = np.asarray(cov, dtype=np.float64)
+        cov = as_array(cov, dtype=np.float64)
         if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
             raise ValueError(
                 f"the rules of {name} need a (d, d) covariance matrix, got shape {cov.shape}"
@@ -64,8 +65,8 @@ class _Orthant:
         if mean is not None and np.shape(mean) != (d,):
             raise ValueError(f"the rules of {name} need a mean of shape ({d},) or None")
         self.d, self.cov, self.options = d, cov, options
-        points = _MVN._process_quantiles(np.asarray(x, dtype=np.float64), d).reshape(-1, d)
-        self.r = points - (0.0 if mean is None else np.asarray(mean, dtype=np.float64))
+        points = _MVN._process_quantiles(as_array(x, dtype=np.float64), d).reshape(-1, d)
+        self.r = points - (0.0 if mean is None else as_array(mean, dtype=np.float64))
 
     def _given(self, S: tuple[int, ...]) -> np.ndarray:
         """``density(r_S) * P(Y_R <= r_R | Y_S = r_S)`` at each point, ``R`` the other indices."""
@@ -123,7 +124,7 @@ def _register(method: str, log: bool) -> None:
         n = plan.r.shape[0]
 
         def mvn_cdf_pullback(y_bar: Any) -> tuple[Any, ...]:
-            w = np.asarray(as_array_cotangent(unthunk(y_bar), f"{name}'s pullback"))
+            w = as_array(as_array_cotangent(unthunk(y_bar), f"{name}'s pullback"))
             w = w.reshape(n) * scale
             g = plan.gradient()
             x_bar = project_x((w[:, None] * g).reshape(np.shape(x)))
@@ -154,9 +155,9 @@ def _register(method: str, log: bool) -> None:
         if not isinstance(x_dot, AbstractZero):
             y_dot += np.sum(g * np.reshape(as_array_cotangent(x_dot, operation), (n, d)), 1)
         if mean is not None and not isinstance(mean_dot, AbstractZero):
-            y_dot -= g @ np.asarray(as_array_cotangent(mean_dot, operation))
+            y_dot -= g @ as_array(as_array_cotangent(mean_dot, operation))
         if not isinstance(cov_dot, AbstractZero):
-            S_dot = np.asarray(as_array_cotangent(cov_dot, operation))
+            S_dot = as_array(as_array_cotangent(cov_dot, operation))
             y_dot += 0.5 * np.einsum("nij,ij->n", plan.hessian(g), S_dot)
         return y, ProjectTo(y)(np.reshape(y_dot * scale, np.shape(y)))
 
