@@ -221,9 +221,10 @@ def paths(
     single: Callable[..., Any] | None = None,
     batched: Callable[..., Any] | None = None,
     large: Callable[..., Any] | None = None,
-    single_max_n: str,
+    single_max_n: str | None,
     stack_max_n: str,
     large_takes_stacks: bool = False,
+    common_dtype: bool = False,
 ) -> Callable[..., Any]:
     """The paths of one derivative (a pullback or a pushforward), as one function that chooses.
 
@@ -244,9 +245,13 @@ def paths(
         kernel falls to the next: ``single`` to ``batched`` (on a stack of one), ``large`` to
         ``formula``.
     single_max_n, stack_max_n : str
-        Names of entries of :mod:`kernels.crossovers`, read at each call.
+        Names of entries of :mod:`kernels.crossovers`, read at each call. ``single_max_n`` may
+        be ``None``: one matrix takes no loop kernel at any order (``large``, else ``formula``).
     large_takes_stacks : bool
         ``large`` broadcasts over stacks itself (numpy matmul): it gets the normalised operands.
+    common_dtype : bool
+        The kernel dtype is the common kernel dtype of all operands (a product of two primals,
+        which numpy promotes), not the first operand's.
 
     Returns
     -------
@@ -259,7 +264,11 @@ def paths(
         index=())`` fixes the leading operands once (in a forward pass) and returns the function
         of the remaining ones, with the gate and the crossover of the primals decided already.
     """
-    crossover(single_max_n), crossover(stack_max_n)  # an unknown name fails at import
+    for name in (single_max_n, stack_max_n):  # an unknown name fails at import
+        if name is not None:
+            crossover(name)
+    if single is not None and single_max_n is None:
+        raise ValueError("paths(): a single-matrix kernel needs its crossover single_max_n")
 
     def choose(*operands: Any, n: int | None = None, index: tuple[Any, ...] = ()) -> Any:
         first = operands[0]
@@ -276,7 +285,8 @@ def paths(
                 if algebra is not None:
                     return algebra(*operands, *index)
                 break
-        kernel = kernel_operands(*operands, dtype=getattr(first, "dtype", None))
+        dtype = None if common_dtype else getattr(first, "dtype", None)
+        kernel = kernel_operands(*operands, dtype=dtype)
         if kernel is None:
             return formula(*operands, *index)
         return _kernel_path(kernel, first.shape[-1] if n is None else n, index)
@@ -284,9 +294,10 @@ def paths(
     def _kernel_path(operands: tuple[np.ndarray, ...], n: int, index: tuple[Any, ...]) -> Any:
         first = operands[0]
         if first.ndim == 2:
-            if n <= crossover(single_max_n) and single is not None:
+            small = n <= _single_max()
+            if small and single is not None:
                 return single(*operands, *index)
-            if n <= crossover(single_max_n) and batched is not None:
+            if small and batched is not None:
                 results = batched(*(x[None] for x in operands), *(i[None] for i in index))
                 return _unbatch(results, ())
             if large is not None:
@@ -319,13 +330,13 @@ def paths(
         anything else goes through ``choose``.
         """
         first = primals[0]
-        hot = (
-            single is not None
-            and kernel_ready(*primals)
-            and first.ndim == 2
-            and (first.shape[-1] if n is None else n) <= getattr(crossovers, single_max_n)
-        )
-        if not hot:
+        kernel = None
+        if kernel_ready(*primals) and first.ndim == 2:
+            small = (first.shape[-1] if n is None else n) <= _single_max()
+            kernel = single if small else large  # None: the small order has no single kernel
+            if kernel is None and single_max_n is None:
+                kernel = large
+        if kernel is None:
             return lambda *rest: choose(*primals, *rest, n=n, index=index)
         dtype = first.dtype
         if not index and len(primals) == 1:
@@ -335,7 +346,7 @@ def paths(
                 for a in rest:  # _ready_as, inlined: this is the hot path of small pullbacks
                     if type(a) is not np.ndarray or a.dtype != dtype or not a.flags.carray:
                         return choose(primal, *rest, n=n)
-                return single(primal, *rest)
+                return kernel(primal, *rest)
 
             return bound_one
 
@@ -343,9 +354,13 @@ def paths(
             for a in rest:
                 if not _ready_as(a, dtype):
                     return choose(*primals, *rest, n=n, index=index)
-            return single(*primals, *rest, *index)
+            return kernel(*primals, *rest, *index)
 
         return bound
+
+    def _single_max() -> float:
+        """The single-matrix crossover now; ``-1`` when one matrix takes no loop kernel."""
+        return -1 if single_max_n is None else getattr(crossovers, single_max_n)
 
     choose.given = given  # type: ignore[attr-defined]
     return choose
