@@ -170,9 +170,14 @@ def unstack(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def _unbatch(x: Any, batch: tuple[int, ...]) -> Any:
-    """A ``(b, ...)`` result (or a tuple of them) with ``b`` split back into ``batch``."""
+    """A ``(b, ...)`` result (or a tuple of them) with ``b`` split back into ``batch``.
+
+    Results that are not arrays (a forward pass's object holding its factors) pass unchanged.
+    """
     if isinstance(x, tuple):
         return tuple(_unbatch(part, batch) for part in x)
+    if not isinstance(x, np.ndarray):
+        return x
     return x.reshape(*batch, *x.shape[1:])
 
 
@@ -221,8 +226,10 @@ def paths(
     single: Callable[..., Any] | None = None,
     batched: Callable[..., Any] | None = None,
     large: Callable[..., Any] | None = None,
+    stacked: Callable[..., Any] | None = None,
     single_max_n: str | None,
     stack_max_n: str,
+    stacked_max_n: str | None = None,
     large_takes_stacks: bool = False,
     common_dtype: bool = False,
 ) -> Callable[..., Any]:
@@ -244,7 +251,10 @@ def paths(
         matrix; for a stack it is called per matrix unless ``large_takes_stacks``). A missing
         kernel falls to the next: ``single`` to ``batched`` (on a stack of one), ``large`` to
         ``formula``.
-    single_max_n, stack_max_n : str
+    stacked : callable or None
+        For stacks above ``stack_max_n`` up to ``stacked_max_n``: one call on the whole
+        ``(b, m, n)`` stack that loops in C (numpy's batched gufuncs), before ``large``.
+    single_max_n, stack_max_n, stacked_max_n : str
         Names of entries of :mod:`kernels.crossovers`, read at each call. ``single_max_n`` may
         be ``None``: one matrix takes no loop kernel at any order (``large``, else ``formula``).
     large_takes_stacks : bool
@@ -264,11 +274,13 @@ def paths(
         index=())`` fixes the leading operands once (in a forward pass) and returns the function
         of the remaining ones, with the gate and the crossover of the primals decided already.
     """
-    for name in (single_max_n, stack_max_n):  # an unknown name fails at import
+    for name in (single_max_n, stack_max_n, stacked_max_n):  # an unknown name fails at import
         if name is not None:
             crossover(name)
     if single is not None and single_max_n is None:
         raise ValueError("paths(): a single-matrix kernel needs its crossover single_max_n")
+    if stacked is not None and stacked_max_n is None:
+        raise ValueError("paths(): a stacked path needs its crossover stacked_max_n")
 
     def choose(*operands: Any, n: int | None = None, index: tuple[Any, ...] = ()) -> Any:
         first = operands[0]
@@ -308,6 +320,10 @@ def paths(
             stacks = tuple(as_stack(x) for x in operands)
             indices = tuple(flat_batch(i, 1) for i in index)
             return _unbatch(batched(*stacks, *indices), batch)
+        if stacked is not None and n <= crossover(stacked_max_n):  # type: ignore[arg-type]
+            stacks = tuple(as_stack(x) for x in operands)
+            indices = tuple(flat_batch(i, 1) for i in index)
+            return _unbatch(stacked(*stacks, *indices), batch)
         if large is None:
             return formula(*operands, *index)
         if large_takes_stacks:

@@ -63,7 +63,7 @@ from kernels import crossovers
 from kernels import determinant as kdet
 from kernels import determinant_value as kdet_value
 from rules.core.cotangents import as_array_cotangent
-from rules.core.dispatch import kernel_array
+from rules.core.dispatch import kernel_array, paths
 from rules.core.options import refuse as refuse_overwrite
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
@@ -105,78 +105,138 @@ def _output(values: np.ndarray, batch: tuple[int, ...], dtype: Any) -> Any:
 # --- det ---------------------------------------------------------------------------------------
 
 
-class _Det:
-    """The forward pass of ``det``; large matrices keep their LU for the pullback.
+# --- det: the paths ----------------------------------------------------------------------------
+# Algebra path: none. The cotangent of a scalar output has no matrix algebra to keep generic:
+# numbers and ndarrays, converted with as_array_cotangent. Each path below is a forward pass
+# that keeps what its own pullback and pushforward need; paths() chooses one per call.
 
-    ``path`` is ``"kernel"`` (small, or ``n = 0``), ``"gufunc"`` (a mid-size stack) or
-    ``"lapack"`` (the LU ``F`` kept); ``d`` is the ``(s,)`` determinants in the kernel dtype.
+
+def _flat(A: np.ndarray) -> np.ndarray:
+    """``(n, n)`` or ``(..., n, n)`` as an ``(s, n, n)`` stack (a view: ``A`` is contiguous)."""
+    return A.reshape(math.prod(A.shape[:-2]), *A.shape[-2:])
+
+
+class _DetFormula:
+    """Array-formula path: numpy's batched gufuncs (they loop over a stack in C).
+
+    ``det`` forward; ``A_bar = det_bar conj(det) A^-H`` by ``np.linalg.inv`` and ``d_dot = det
+    tr(A^-1 A_dot)`` by ``np.linalg.solve`` (``adj(A) = det A^-1`` where ``A`` is invertible). A
+    stack holding an exactly singular matrix (``inv`` and ``solve`` raise) takes the exact LAPACK
+    path instead. For mid-size stacks, and whatever the kernels do not take.
     """
 
-    __slots__ = ("A", "F", "batch", "d", "path", "stack", "y")
+    __slots__ = ("d", "stack")
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.stack = _flat(A)
+        with np.errstate(all="ignore"):  # numpy warns on NaN; the rule gives NaN quietly
+            self.d = np.asarray(np.linalg.det(self.stack))
+
+    def pullback(self, bar: np.ndarray) -> np.ndarray:
+        try:
+            with np.errstate(all="ignore"):
+                A_inverse = np.linalg.inv(self.stack)
+        except np.linalg.LinAlgError:  # an exactly singular matrix: the exact LAPACK path
+            return _DetLapack(self.stack).pullback(bar)
+        return (bar * self.d.conj())[:, None, None] * adjoint(A_inverse)
+
+    def pushforward(self, A_dot: np.ndarray) -> np.ndarray:
+        try:
+            with np.errstate(all="ignore"):
+                C = np.linalg.solve(self.stack, A_dot)
+        except np.linalg.LinAlgError:
+            return _DetLapack(self.stack).pushforward(A_dot)
+        return self.d * np.trace(C, axis1=-2, axis2=-1)
+
+
+class _DetKernel:
+    """Kernel path: the complete-pivoting kernels of ``kernels.determinant``.
+
+    Complete pivoting reveals rank ``n - 1``; the whole stack goes in one compiled call, and
+    nothing is kept but ``A``.
+    """
+
+    __slots__ = ("d", "stack")
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.stack = _flat(A)
+        if A.shape[-1] == 0:  # det of a 0 x 0 matrix is 1
+            self.d = np.asarray(np.linalg.det(self.stack))
+        else:
+            self.d = kdet_value.det_batched(self.stack)
+
+    def pullback(self, bar: np.ndarray) -> np.ndarray:
+        return kdet.det_pullback_batched(self.stack, bar)
+
+    def pushforward(self, A_dot: np.ndarray) -> np.ndarray:
+        return kdet.det_pushforward_batched(self.stack, A_dot)
+
+
+class _DetLapack:
+    """Kernel path above the crossovers: LAPACK ``getrf`` per matrix, the LU kept.
+
+    ``det = sign exp(logabsdet)`` from it, as numpy computes det; the pullback reuses it
+    (``det_pullback_lapack``: ``getri`` if invertible, a rank-one formula at one zero pivot, an
+    SVD adjugate below).
+    """
+
+    __slots__ = ("F", "d", "stack")
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.stack = _flat(A)
+        self.F = LapackLU(self.stack)
+        sign, logabsdet = _sign_and_log(self.F)
+        self.d = sign * np.exp(logabsdet)
+
+    def pullback(self, bar: np.ndarray) -> np.ndarray:
+        A_bar = np.empty_like(self.stack)
+        for t, (lu, piv) in enumerate(self.F.factors):
+            A_bar[t] = kdet.det_pullback_lapack(self.stack[t], lu, piv, bar[t])
+        return A_bar
+
+    def pushforward(self, A_dot: np.ndarray) -> np.ndarray:
+        return np.array(
+            [
+                kdet.det_pushforward_lapack(self.stack[t], lu, piv, A_dot[t])
+                for t, (lu, piv) in enumerate(self.F.factors)
+            ]
+        )
+
+
+# The kernel up to DET_SINGLE_MAX_N (one matrix) and DET_STACK_MAX_N (stacks), numpy's gufuncs
+# for stacks up to DET_GUFUNC_STACK_MAX_N, LAPACK with the kept LU above.
+_DET = paths(
+    formula=_DetFormula,
+    single=_DetKernel,
+    batched=_DetKernel,
+    stacked=_DetFormula,
+    large=_DetLapack,
+    large_takes_stacks=True,
+    single_max_n="DET_SINGLE_MAX_N",
+    stack_max_n="DET_STACK_MAX_N",
+    stacked_max_n="DET_GUFUNC_STACK_MAX_N",
+)
+
+
+class _Det:
+    """The forward pass of ``det``: the path :data:`_DET` chose, and the output."""
+
+    __slots__ = ("A", "batch", "path", "y")
 
     def __init__(self, a: Any) -> None:
-        A, self.stack, result = _stack("np.linalg.det", a)
+        A, _, result = _stack("np.linalg.det", a)
         self.A, self.batch = A, A.shape[:-2]
-        n = A.shape[-1]
-        stacked = A.ndim > 2
-        small = n <= (crossovers.DET_STACK_MAX_N if stacked else crossovers.DET_SINGLE_MAX_N)
-        if small or n == 0:
-            self.path = "kernel"
-        elif stacked and n <= crossovers.DET_GUFUNC_STACK_MAX_N:
-            self.path = "gufunc"
-        else:
-            self.path = "lapack"
-        self.F = LapackLU(self.stack) if self.path == "lapack" else None
-        if self.path == "kernel" and n > 0:  # one compiled call for the whole stack
-            d = kdet_value.det_batched(self.stack)
-        elif self.F is None:
-            with np.errstate(all="ignore"):  # numpy warns on NaN; the rule gives NaN quietly
-                d = np.asarray(np.linalg.det(self.stack))
-        else:  # sign * exp(logabsdet) from the kept LU, as numpy computes det
-            sign, logabsdet = _sign_and_log(self.F)
-            d = sign * np.exp(logabsdet)
-        self.d = d
-        self.y = _output(d, self.batch, result)
+        self.path = _DET(A)
+        self.y = _output(self.path.d, self.batch, result)
 
     def pullback(self, det_bar: Any) -> np.ndarray:
-        bar = _scalar_cotangent("np.linalg.det", det_bar, self.batch, self.stack.dtype)
-        A_bar = None
-        if self.path == "kernel":
-            A_bar = kdet.det_pullback_batched(self.stack, bar)
-        elif self.path == "gufunc":
-            try:
-                with np.errstate(all="ignore"):
-                    A_inverse = np.linalg.inv(self.stack)
-                # adj(A)^H = conj(det) A^-H where A is invertible
-                A_bar = (bar * self.d.conj())[:, None, None] * adjoint(A_inverse)
-            except np.linalg.LinAlgError:  # an exactly singular matrix: the exact LAPACK path
-                self.F = LapackLU(self.stack)
-        if A_bar is None:
-            A_bar = np.empty_like(self.stack)
-            for t, (lu, piv) in enumerate(self.F.factors):
-                A_bar[t] = kdet.det_pullback_lapack(self.stack[t], lu, piv, bar[t])
-        return A_bar.reshape(self.A.shape)
+        bar = _scalar_cotangent("np.linalg.det", det_bar, self.batch, self.A.dtype)
+        return self.path.pullback(bar).reshape(self.A.shape)
 
     def pushforward(self, A_dot: Any) -> np.ndarray:
-        A_dot = _tangent_stack("np.linalg.det", A_dot, self.A, self.stack.shape)
-        d_dot = None
-        if self.path == "kernel":
-            d_dot = kdet.det_pushforward_batched(self.stack, A_dot)
-        elif self.path == "gufunc":
-            try:  # tr(adj(A) A_dot) = det tr(A^-1 A_dot) where A is invertible
-                with np.errstate(all="ignore"):
-                    C = np.linalg.solve(self.stack, A_dot)
-                d_dot = self.d * np.trace(C, axis1=-2, axis2=-1)
-            except np.linalg.LinAlgError:  # an exactly singular matrix: the exact LAPACK path
-                self.F = LapackLU(self.stack)
-        if d_dot is None:
-            d_dot = np.array(
-                [
-                    kdet.det_pushforward_lapack(self.stack[t], lu, piv, A_dot[t])
-                    for t, (lu, piv) in enumerate(self.F.factors)
-                ]
-            )
-        return _output(d_dot, self.batch, self.y.dtype)
+        shape = (math.prod(self.batch), *self.A.shape[-2:])
+        A_dot = _tangent_stack("np.linalg.det", A_dot, self.A, shape)
+        return _output(self.path.pushforward(A_dot), self.batch, self.y.dtype)
 
 
 @rrule.register(np.linalg.det)
