@@ -11,17 +11,7 @@ complex convention ``det_bar = dL/dRe det + i dL/dIm det``:
 
 The adjugate is a polynomial in ``A``, so this is exact at singular matrices: at rank ``n - 1``
 the cotangent is the cofactor matrix (rank one), not NaN (JAX's behaviour too) and not zero
-(PyTorch's LU path gives 0 there); below rank ``n - 1`` it is exactly zero. Kernel path:
-``kernels.determinant.det_pullback_batched`` (complete pivoting, which reveals rank ``n - 1``)
-for stacks up to ``kernels.crossovers.DET_STACK_MAX_N`` and one matrix up to
-``DET_SINGLE_MAX_N``. Mid-size stacks (up to ``DET_GUFUNC_STACK_MAX_N``) use numpy's batched
-gufuncs, which loop over the stack in C:
-``np.linalg.det`` forward, ``det conj(det) A^{-H}`` by ``np.linalg.inv`` in the pullback and
-``det tr(A^{-1} A_dot)`` by ``np.linalg.solve`` in the pushforward; a stack holding an exactly
-singular matrix (``inv`` and ``solve`` raise) takes the exact LAPACK path below instead. Above,
-one matrix or a large stack, the forward pass factors with LAPACK ``getrf`` and the pullback
-reuses that LU (``det_pullback_lapack``: ``getri`` if invertible, a rank-one formula at one zero
-pivot, an SVD adjugate below).
+(PyTorch's LU path gives 0 there); below rank ``n - 1`` it is exactly zero.
 
 slogdet, ``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)``. With
 ``tau = tr(A^{-1} \dot A)`` and ``z = conj(sign) sign_bar``:
@@ -33,15 +23,28 @@ slogdet, ``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)``. With
     \bar A = (\overline{\text{logabsdet}} + i \operatorname{Im} z)\, A^{-H}.
 
 For real ``A`` the sign is locally constant: its tangent is ``ZeroTangent()`` and its cotangent
-is ignored. The forward pass computes ``(sign, logabsdet)`` from an LU it keeps (the batched
-kernel for stacks up to ``kernels.crossovers.SLOGDET_STACK_MAX_N``, LAPACK ``getrf``
-otherwise), and the pullback
-solves with it. At a singular matrix ``logabsdet = -inf`` has no derivative: the cotangent is
-non-finite (inf/NaN), never an exception and never a silently finite number.
+is ignored. At a singular matrix ``logabsdet = -inf`` has no derivative: the cotangent is
+non-finite (inf/NaN), never an exception and never a silently finite number. NaN in gives NaN
+out without warnings.
 
-Both rules need the cotangent of a scalar output: numbers and ndarrays, converted with
-``as_array_cotangent`` (there is no matrix algebra to keep generic). NaN in gives NaN out
-without warnings.
+Paths (chosen by :func:`rules.core.dispatch.paths` in the forward pass; each path is a class
+that keeps what its own pullback and pushforward need):
+
+* algebra path: none. Both rules need the cotangent of a scalar output: numbers and ndarrays,
+  converted with ``as_array_cotangent`` (there is no matrix algebra to keep generic).
+* array-formula path (det): numpy's batched gufuncs, which loop over a stack in C:
+  ``np.linalg.det`` forward, ``det conj(det) A^{-H}`` by ``np.linalg.inv`` in the pullback and
+  ``det tr(A^{-1} A_dot)`` by ``np.linalg.solve`` in the pushforward, for mid-size stacks (above
+  ``kernels.crossovers.DET_STACK_MAX_N`` up to ``DET_GUFUNC_STACK_MAX_N``); a stack holding an
+  exactly singular matrix (``inv`` and ``solve`` raise) takes the exact LAPACK path instead.
+  slogdet has none of its own (every ndarray is cast to a kernel dtype).
+* kernel path: det by ``kernels.determinant`` (complete pivoting, which reveals rank ``n -
+  1``) for one matrix up to ``DET_SINGLE_MAX_N`` and stacks up to ``DET_STACK_MAX_N``; above,
+  the forward pass factors with LAPACK ``getrf`` and the pullback reuses that LU
+  (``det_pullback_lapack``: ``getri`` if invertible, a rank-one formula at one zero pivot, an
+  SVD adjugate below). slogdet computes ``(sign, logabsdet)`` from an LU it keeps, the batched
+  kernel's for stacks up to ``SLOGDET_STACK_MAX_N``, LAPACK ``getrf``'s for one matrix and
+  larger stacks, and its pullback and pushforward solve with it.
 
 References
 ----------
@@ -59,7 +62,6 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from kernels import crossovers
 from kernels import determinant as kdet
 from kernels import determinant_value as kdet_value
 from rules.core.cotangents import as_array_cotangent
@@ -337,89 +339,142 @@ def _sign_and_log_small(lu: np.ndarray, piv: np.ndarray) -> tuple[np.ndarray, np
     return np.array([sign], lu.dtype), np.array([logabsdet], real)
 
 
-class _Slogdet:
-    """The forward pass of ``slogdet``: the LU it keeps, ``sign`` and ``logabsdet``."""
+# --- slogdet: the paths ------------------------------------------------------------------------
+# Algebra path: none (scalar outputs, as for det). Array-formula path: none of its own; every
+# ndarray is cast to a kernel dtype in the forward pass. Kernel path: the LU kept by the
+# forward pass, the pullback and pushforward solve with it.
 
-    __slots__ = ("A", "F", "batch", "sign", "stack", "y")
+
+def _slogdet_bars(
+    sign_bar: Any, logabsdet_bar: Any, batch: tuple[int, ...], stack: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(s_bar, l_bar)`` as ``(s,)`` arrays; a zero part (or the sign of a real ``A``) as zeros."""
+    s, dtype, real = len(stack), stack.dtype, stack.real.dtype
+    l_bar = (
+        np.zeros(s, real)
+        if isinstance(logabsdet_bar, AbstractZero)
+        else _scalar_cotangent("np.linalg.slogdet", logabsdet_bar, batch, real)
+    )
+    s_bar = (
+        np.zeros(s, dtype)
+        if isinstance(sign_bar, AbstractZero) or dtype.kind != "c"
+        else _scalar_cotangent("np.linalg.slogdet", sign_bar, batch, dtype)
+    )
+    return s_bar, l_bar
+
+
+class _SlogdetBatched:
+    """Kernel path for stacks: the batched LU kernel's factors, kept (``kernels.determinant``)."""
+
+    __slots__ = ("F", "logabsdet", "sign", "stack")
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.stack = _flat(A)
+        self.F = BatchedLU(self.stack)
+        self.sign, self.logabsdet = _sign_and_log(self.F)
+
+    def pullback(self, sign_bar: Any, logabsdet_bar: Any, batch: tuple[int, ...]) -> np.ndarray:
+        s_bar, l_bar = _slogdet_bars(sign_bar, logabsdet_bar, batch, self.stack)
+        return kdet.slogdet_pullback_batched(self.F.lu, self.F.piv, self.sign, s_bar, l_bar)
+
+    def pushforward(self, A_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return kdet.slogdet_pushforward_batched(self.F.lu, self.F.piv, self.sign, A_dot)
+
+
+class _SlogdetLapack:
+    """Kernel path for one matrix and large stacks: LAPACK ``getrf`` per matrix, the LU kept."""
+
+    __slots__ = ("F", "logabsdet", "sign", "stack")
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.stack = _flat(A)
+        self.F = LapackLU(self.stack)
+        self.sign, self.logabsdet = _sign_and_log(self.F)
+
+    def pullback(self, sign_bar: Any, logabsdet_bar: Any, batch: tuple[int, ...]) -> np.ndarray:
+        if not batch:  # one matrix: scalars to LAPACK, no arrays to build
+            return self._pullback_one(sign_bar, logabsdet_bar)
+        s_bar, l_bar = _slogdet_bars(sign_bar, logabsdet_bar, batch, self.stack)
+        A_bar = np.empty_like(self.stack)
+        for t, (lu, piv) in enumerate(self.F.factors):
+            if self.sign[t] == 0:  # logabsdet = -inf: no derivative
+                A_bar[t] = np.nan
+            else:
+                A_bar[t] = kdet.slogdet_pullback_lapack(lu, piv, self.sign[t], s_bar[t], l_bar[t])
+        return A_bar
+
+    def _pullback_one(self, sign_bar: Any, logabsdet_bar: Any) -> np.ndarray:
+        dtype, real = self.stack.dtype, self.stack.real.dtype
+        if self.sign[0] == 0:  # logabsdet = -inf: no derivative
+            return np.full(self.stack.shape[1:], np.nan, dtype)
+        lu, piv = self.F.factors[0]
+        l_bar = 0.0
+        if not isinstance(logabsdet_bar, AbstractZero):
+            l_bar = _scalar_cotangent("np.linalg.slogdet", logabsdet_bar, (), real)[0]
+        s_bar = 0.0
+        if dtype.kind == "c" and not isinstance(sign_bar, AbstractZero):
+            s_bar = _scalar_cotangent("np.linalg.slogdet", sign_bar, (), dtype)[0]
+        return kdet.slogdet_pullback_lapack(lu, piv, self.sign[0], s_bar, l_bar)
+
+    def pushforward(self, A_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        pairs = [
+            kdet.slogdet_pushforward_lapack(lu, piv, self.sign[t], A_dot[t])
+            for t, (lu, piv) in enumerate(self.F.factors)
+        ]
+        sign_dot = np.array([p[0] for p in pairs], self.sign.dtype)
+        return sign_dot, np.array([p[1] for p in pairs], self.stack.real.dtype)
+
+
+# Stacks up to SLOGDET_STACK_MAX_N keep the batched LU kernel's factors; one matrix and larger
+# stacks LAPACK's (a scipy wrapper's call costs less than a kernel dispatch for one matrix).
+_SLOGDET = paths(
+    formula=_SlogdetLapack,
+    batched=_SlogdetBatched,
+    large=_SlogdetLapack,
+    large_takes_stacks=True,
+    single_max_n=None,
+    stack_max_n="SLOGDET_STACK_MAX_N",
+)
+
+
+class _Slogdet:
+    """The forward pass of ``slogdet``: the path :data:`_SLOGDET` chose, and the output."""
+
+    __slots__ = ("A", "batch", "path", "y")
 
     def __init__(self, a: Any) -> None:
-        A, self.stack, result = _stack("np.linalg.slogdet", a)
+        A, stack, result = _stack("np.linalg.slogdet", a)
         self.A, self.batch = A, A.shape[:-2]
-        s, n = self.stack.shape[:2]
-        self.F: BatchedLU | LapackLU | None = None
+        s, n = stack.shape[:2]
         if n == 0 or s == 0:  # nothing to factor: det = 1 (n = 0), or an empty stack
-            self.sign = np.ones(s, A.dtype)
-            logabsdet = np.zeros(s, A.real.dtype)
+            self.path = None
+            sign, logabsdet = np.ones(s, A.dtype), np.zeros(s, A.real.dtype)
         else:
-            batched = s > 1 and n <= crossovers.SLOGDET_STACK_MAX_N
-            self.F = BatchedLU(self.stack) if batched else LapackLU(self.stack)
-            self.sign, logabsdet = _sign_and_log(self.F)
+            self.path = _SLOGDET(A)
+            sign, logabsdet = self.path.sign, self.path.logabsdet
         real = np.zeros((), result).real.dtype
         self.y = SlogdetResult(
-            _output(self.sign, self.batch, result), _output(logabsdet, self.batch, real)
+            _output(sign, self.batch, result), _output(logabsdet, self.batch, real)
         )
 
     def pullback(self, y_bar: Any) -> Any:
         sign_bar, logabsdet_bar = (unthunk(t) for t in split_cotangent(y_bar, 2))
-        complex_ = np.iscomplexobj(self.stack)
-        if self.F is None or (isinstance(logabsdet_bar, AbstractZero) and not complex_):
+        complex_ = self.A.dtype.kind == "c"
+        if self.path is None or (isinstance(logabsdet_bar, AbstractZero) and not complex_):
             return ZeroTangent()  # the sign of a real determinant is locally constant
-        dtype, real = self.stack.dtype, self.stack.real.dtype
-        if not self.batch and isinstance(self.F, LapackLU):  # one matrix: scalars to LAPACK
-            if self.sign[0] == 0:  # logabsdet = -inf: no derivative
-                return np.full(self.A.shape, np.nan, dtype)
-            lu, piv = self.F.factors[0]
-            l_bar = 0.0
-            if not isinstance(logabsdet_bar, AbstractZero):
-                l_bar = _scalar_cotangent("np.linalg.slogdet", logabsdet_bar, (), real)[0]
-            s_bar = 0.0
-            if complex_ and not isinstance(sign_bar, AbstractZero):
-                s_bar = _scalar_cotangent("np.linalg.slogdet", sign_bar, (), dtype)[0]
-            return kdet.slogdet_pullback_lapack(lu, piv, self.sign[0], s_bar, l_bar)
-        s = len(self.stack)
-        l_bar = (
-            np.zeros(s, real)
-            if isinstance(logabsdet_bar, AbstractZero)
-            else _scalar_cotangent("np.linalg.slogdet", logabsdet_bar, self.batch, real)
-        )
-        s_bar = (
-            np.zeros(s, dtype)
-            if isinstance(sign_bar, AbstractZero) or not complex_
-            else _scalar_cotangent("np.linalg.slogdet", sign_bar, self.batch, dtype)
-        )
-        if isinstance(self.F, BatchedLU):
-            A_bar = kdet.slogdet_pullback_batched(self.F.lu, self.F.piv, self.sign, s_bar, l_bar)
-        else:
-            A_bar = np.empty_like(self.stack)
-            for t, (lu, piv) in enumerate(self.F.factors):
-                if self.sign[t] == 0:  # logabsdet = -inf: no derivative
-                    A_bar[t] = np.nan
-                else:
-                    A_bar[t] = kdet.slogdet_pullback_lapack(
-                        lu, piv, self.sign[t], s_bar[t], l_bar[t]
-                    )
-        return A_bar.reshape(self.A.shape)
+        return self.path.pullback(sign_bar, logabsdet_bar, self.batch).reshape(self.A.shape)
 
     def pushforward(self, A_dot: Any) -> Any:
-        if self.F is None:
+        if self.path is None:
             return ZeroTangent()
-        A_dot = _tangent_stack("np.linalg.slogdet", A_dot, self.A, self.stack.shape)
-        if isinstance(self.F, BatchedLU):
-            sign_dot, l_dot = kdet.slogdet_pushforward_batched(
-                self.F.lu, self.F.piv, self.sign, A_dot
-            )
-        else:
-            pairs = [
-                kdet.slogdet_pushforward_lapack(lu, piv, self.sign[t], A_dot[t])
-                for t, (lu, piv) in enumerate(self.F.factors)
-            ]
-            sign_dot = np.array([p[0] for p in pairs], self.sign.dtype)
-            l_dot = np.array([p[1] for p in pairs], self.stack.real.dtype)
+        shape = (math.prod(self.batch), *self.A.shape[-2:])
+        A_dot = _tangent_stack("np.linalg.slogdet", A_dot, self.A, shape)
+        sign_dot, l_dot = self.path.pushforward(A_dot)
         sign, logabsdet = self.y
         return Tangent(
             SlogdetResult,
             sign=_output(sign_dot, self.batch, np.asarray(sign).dtype)
-            if np.iscomplexobj(self.stack)
+            if self.A.dtype.kind == "c"
             else ZeroTangent(),
             logabsdet=_output(l_dot, self.batch, np.asarray(logabsdet).dtype),
         )
