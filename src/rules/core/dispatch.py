@@ -347,28 +347,42 @@ def paths(
         """
         first = primals[0]
         kernel = None
-        if kernel_ready(*primals) and first.ndim == 2:
-            small = (first.shape[-1] if n is None else n) <= _single_max()
-            kernel = single if small else large  # None: the small order has no single kernel
+        ready = kernel_ready(*primals)
+        order = first.shape[-1] if n is None else n
+        if ready and first.ndim == 2:
+            kernel = single if order <= _single_max() else large  # None: no single kernel
             if kernel is None and single_max_n is None:
                 kernel = large
+        elif ready and first.ndim == 3 and batched is not None:
+            # a (b, m, n) stack is its own flattened stack: no reshapes, straight to the kernel
+            kernel = batched if order <= crossover(stack_max_n) else None
         if kernel is None:
             return lambda *rest: choose(*primals, *rest, n=n, index=index)
-        dtype = first.dtype
+        dtype, ndim = first.dtype, first.ndim
         if not index and len(primals) == 1:
             (primal,) = primals
 
             def bound_one(*rest: Any) -> Any:  # one primal, no index: the commonest, fastest
                 for a in rest:  # _ready_as, inlined: this is the hot path of small pullbacks
-                    if type(a) is not np.ndarray or a.dtype != dtype or not a.flags.carray:
+                    if (
+                        type(a) is not np.ndarray
+                        or a.dtype != dtype
+                        or not a.flags.carray
+                        or a.ndim != ndim
+                    ):
                         return choose(primal, *rest, n=n)
                 return kernel(primal, *rest)
 
             return bound_one
 
         def bound(*rest: Any) -> Any:
-            for a in rest:
-                if not _ready_as(a, dtype):
+            for a in rest:  # _ready_as, inlined, as in bound_one
+                if (
+                    type(a) is not np.ndarray
+                    or a.dtype != dtype
+                    or not a.flags.carray
+                    or a.ndim != ndim
+                ):
                     return choose(*primals, *rest, n=n, index=index)
             return kernel(*primals, *rest, *index)
 

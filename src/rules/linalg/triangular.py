@@ -110,8 +110,8 @@ def _pushforward_formula(
 class _Paths:
     """The forward solve, pullback and pushforward of one ``(lower, trans, unit)``, as ``paths()``.
 
-    Operands are ``(n, n)``/``(n, k)`` matrices for one system and ``(s, n, n)``/``(s, n, k)``
-    stacks otherwise; the order compared with the crossover is ``n * n * k``.
+    Operands are the ``(s, n, n)``/``(s, n, k)`` stacks of :class:`rules.linalg._systems.Layout`
+    (``s = 1`` for one system); the order compared with the crossover is ``n * n * k``.
     """
 
     __slots__ = ("pullback", "pushforward", "solve")
@@ -125,17 +125,11 @@ class _Paths:
         def solve_kernel(T: np.ndarray, B: np.ndarray) -> np.ndarray:
             return ktri.solve_triangular_batched(T, B, *flags)
 
-        def solve_one(T: np.ndarray, B: np.ndarray) -> np.ndarray:
-            return ktri.solve_triangular_batched(T[None], B[None], *flags)[0]
-
         def pullback_formula(T: Any, X: Any, X_bar: Any) -> tuple[Any, Any]:
             return _pullback_formula(T, X, X_bar, *flags)
 
         def pullback_kernel(T: np.ndarray, X: np.ndarray, X_bar: np.ndarray) -> Any:
             return ktri.solve_triangular_pullback_batched(T, X, X_bar, *flags)
-
-        def pullback_one(T: np.ndarray, X: np.ndarray, X_bar: np.ndarray) -> Any:
-            return ktri.solve_triangular_pullback(T, X, X_bar, *flags)
 
         def pullback_blas(T: np.ndarray, X: np.ndarray, X_bar: np.ndarray) -> Any:
             return ktri.solve_triangular_pullback_blas(T, X, X_bar, *flags)
@@ -146,35 +140,29 @@ class _Paths:
         def pushforward_kernel(T: np.ndarray, X: np.ndarray, T_dot: Any, B_dot: Any) -> Any:
             return ktri.solve_triangular_pushforward_batched(T, X, T_dot, B_dot, *flags)
 
-        def pushforward_one(T: np.ndarray, X: np.ndarray, T_dot: Any, B_dot: Any) -> Any:
-            return ktri.solve_triangular_pushforward(T, X, T_dot, B_dot, *flags)
-
         def pushforward_blas(T: np.ndarray, X: np.ndarray, T_dot: Any, B_dot: Any) -> Any:
             return ktri.solve_triangular_pushforward_blas(T, X, T_dot, B_dot, *flags)
 
-        crossover = "SOLVE_TRIANGULAR_KERNEL_MAX_SIZE"  # on n * n * k, one matrix or a stack
+        crossover = "SOLVE_TRIANGULAR_KERNEL_MAX_SIZE"  # on n * n * k
         self.solve = paths(
             formula=solve_formula,
-            single=solve_one,
             batched=solve_kernel,
             large=solve_formula,
-            single_max_n=crossover,
+            single_max_n=None,
             stack_max_n=crossover,
         )
         self.pullback = paths(
             formula=pullback_formula,
-            single=pullback_one,
             batched=pullback_kernel,
             large=pullback_blas,
-            single_max_n=crossover,
+            single_max_n=None,
             stack_max_n=crossover,
         )
         self.pushforward = paths(
             formula=pushforward_formula,
-            single=pushforward_one,
             batched=pushforward_kernel,
             large=pushforward_blas,
-            single_max_n=crossover,
+            single_max_n=None,
             stack_max_n=crossover,
         )
 
@@ -191,7 +179,7 @@ def _paths(lower: bool, trans: int, unit: bool) -> _Paths:
 class _Triangular:
     """The forward pass: ``T`` and ``X`` as kernel stacks, and the paths of the flags."""
 
-    __slots__ = ("T", "X", "layout", "one", "order", "paths", "pullback_of", "x")
+    __slots__ = ("T", "X", "layout", "order", "paths", "pullback_of", "x")
 
     def __init__(self, a: Any, b: Any, trans: Any, lower: Any, unit_diagonal: Any) -> None:
         try:
@@ -213,24 +201,16 @@ class _Triangular:
         n, k = B.shape[1:]
         self.order = n * n * k
         self.paths = _paths(bool(lower), trans, unit)
-        self.one = len(self.T) == 1  # one system: the paths get matrices, not a stack of one
-        X = self.paths.solve(*self._operands(self.T, B), n=self.order)
-        self.X = X[None] if self.one else X
+        self.X = self.paths.solve.given(self.T, n=self.order)(B)
         self.x = layout.solution(self.X).astype(result, copy=False)
-        self.pullback_of = self.paths.pullback.given(*self._operands(self.T, self.X), n=self.order)
-
-    def _operands(self, *stacks: np.ndarray) -> tuple[np.ndarray, ...]:
-        """The stacks as the paths take them: the matrices themselves for one system."""
-        return tuple(s[0] for s in stacks) if self.one else stacks
+        self.pullback_of = self.paths.pullback.given(self.T, self.X, n=self.order)
 
     def pullback(self, x_bar: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(T_bar, B_bar)`` summed back to the shapes of ``a`` and ``b``."""
         x_bar = np.asarray(as_array_cotangent(x_bar, f"{NAME}'s pullback (triangular masking)"))
         check_shape(f"{NAME} pullback", "the cotangent", x_bar, self.x.shape)
         X_bar = self.layout.rhs(cast(x_bar, self.T.dtype))
-        T_bar, B_bar = self.pullback_of(*self._operands(X_bar))
-        if self.one:
-            T_bar, B_bar = T_bar[None], B_bar[None]
+        T_bar, B_bar = self.pullback_of(X_bar)
         return self.layout.a_cotangent(T_bar), self.layout.b_cotangent(B_bar)
 
     def pushforward(self, a_dot: Any, b_dot: Any) -> np.ndarray:
@@ -246,9 +226,8 @@ class _Triangular:
                 (b_dot, self.X, self.layout.rhs),
             )
         )
-        operands = self._operands(self.T, self.X, T_dot, B_dot)
-        X_dot = self.paths.pushforward(*operands, n=self.order)
-        return self.layout.solution(X_dot[None] if self.one else X_dot)
+        X_dot = self.paths.pushforward(self.T, self.X, T_dot, B_dot, n=self.order)
+        return self.layout.solution(X_dot)
 
 
 @rrule.register(sla.solve_triangular)
