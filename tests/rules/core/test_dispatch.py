@@ -147,3 +147,20 @@ def test_common_dtype_casts_to_the_promoted_kernel_dtype():
     )
     made(np.zeros((3, 3), np.float32), np.ones((3, 3)), np.ones((3, 3), np.float32))
     assert [a.dtype for a in seen[0]] == [np.float64] * 3
+
+
+def test_given_binds_the_batched_kernel_of_a_ready_stack(monkeypatch):
+    monkeypatch.setattr(crossovers, "LU_STACK_MAX_N", 5)
+    stack, seen = np.zeros((2, 4, 4)), []
+    made = paths(
+        formula=abs,
+        batched=lambda *args: seen.append(args[0] is stack) or args[0],
+        large=lambda *args: seen.append("large") or args[0],
+        single_max_n=None,
+        stack_max_n="LU_STACK_MAX_N",
+    )
+    pullback = made.given(stack)
+    pullback(np.ones((2, 4, 4)))  # straight to the kernel: the primal itself, not a view
+    pullback(np.ones((1, 2, 4, 4)))  # another ndim: chosen again, flattened (a view)
+    made.given(np.zeros((2, 6, 6)))(np.ones((2, 6, 6)))  # above the crossover: per matrix
+    assert seen == [True, False, "large", "large"]
