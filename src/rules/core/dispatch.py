@@ -11,7 +11,10 @@ A matrix rule has up to three paths, named alike everywhere (DESIGN.md section 7
 
 :func:`paths` takes a rule's three paths and returns the one function that chooses between
 them by the operands and the crossover table :mod:`kernels.crossovers`; a rule states its paths
-once, at import, and calls that function.
+once, at import, and calls that function. Where the derivative reuses what the forward pass
+kept (det's and slogdet's LU, solve's factorization), the paths are forward passes: each is a
+class that keeps its factors and carries its own pullback and pushforward, and ``paths()``
+chooses the class on the primal (results that are not arrays pass through unchanged).
 Traced values and other non-ndarrays never pass :func:`kernel_eligible`, so they never reach a
 kernel or a raw LAPACK call: they take the algebra path, or the array-formula path, whose
 operations are rules again.

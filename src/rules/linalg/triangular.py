@@ -67,6 +67,8 @@ NAME = "scipy.linalg.solve_triangular"
 _TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
 
 
+# --- the algebra path: none (tri() needs elementwise access) ------------------------------------
+
 # --- the array-formula path --------------------------------------------------------------------
 
 
