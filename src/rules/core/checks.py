@@ -149,6 +149,32 @@ def match_fields(function: str, what: str, t: Any, primal: Any) -> Any:
     )
 
 
+def _rebuilt(error: Exception, text: str) -> Exception | None:
+    """``error``'s type with the message ``text``, or ``None`` when it cannot be made so.
+
+    First through the constructor (``KeyError(text)``, numpy's ``AxisError(text)``); for a type
+    whose constructor takes other arguments and builds its own message (the driver's errors),
+    an instance with ``args = (text,)`` and the original's attributes, its ``__init__`` not
+    rerun. Either must print as ``text``.
+    """
+    cls = type(error)
+    try:
+        new = cls(text)
+        if str(new) in (text, repr(text)):  # KeyError prints the repr of its message
+            return new
+    except Exception:  # noqa: BLE001, S110 (another constructor: try the next way)
+        pass
+    try:
+        new = cls.__new__(cls)
+        new.__dict__.update(getattr(error, "__dict__", {}))
+        new.args = (text,)
+        if str(new) == text:
+            return new
+    except Exception:  # noqa: BLE001, S110 (a type that cannot be made so: keep the original)
+        pass
+    return None
+
+
 def named(error: Exception, function: str, stage: str) -> Exception | None:
     """A copy of ``error`` whose message starts with ``function`` and ``stage``, or ``None``.
 
@@ -162,13 +188,8 @@ def named(error: Exception, function: str, stage: str) -> Exception | None:
     if function in message:
         return None
     text = f"{function}{stage}: {message}"
-    try:  # the same type and attributes, with the new message (its __init__ is not rerun)
-        new = type(error).__new__(type(error))
-        new.__dict__.update(getattr(error, "__dict__", {}))
-        new.args = (text,)
-    except Exception:  # noqa: BLE001  (a type that cannot be made so: keep the original)
-        new = None
-    if new is None or text not in str(new):  # a type whose __str__ shows something else
+    new = _rebuilt(error, text)
+    if new is None:
         if not any(function in note for note in getattr(error, "__notes__", ())):
             error.add_note(f"raised in {function}{stage}")
         return None
