@@ -8,13 +8,14 @@ Reference formulas, Jacobi's formula for an invertible ``A`` (Giles 2008, sectio
     slogdet  pullback     A_bar = l_bar H(A^-1)            (sign_bar is ignored: A is real)
              pushforward  l_dot = tr(A^-1 A_dot),  sign_dot = 0
 
-written as a user would, stacks through broadcasting. The pullback of one matrix is given the
-same saved factors the rule keeps: ``scipy.linalg.lu_factor(A)`` (untimed, in ``Inputs.saved``),
-and ``A^-H`` is ``lu_solve`` with them. A stack has no batched LU solve in numpy or scipy (scipy
-loops over the stack in Python), so its reference inverts with ``np.linalg.inv`` inside the
-timed call; there the rule's whole call (the ``rrule + pullback`` column) is the like-for-like
-comparison. The pushforward's trace is ``np.trace(np.linalg.solve(A, A_dot))``. The rule's ``det`` cotangent is the adjugate, exact at
-singular matrices too; here every ``A`` is invertible, where the two agree.
+written as a user would, stacks through broadcasting. The pullback is given the same saved
+factors the rule keeps: the LU of ``A`` (``bench.cases._saved.saved_lu``, built untimed, in
+``Inputs.saved``), and ``H(A^-1)`` is a solve of ``A^H X = I`` with them (LAPACK ``getrs`` for one
+matrix, stacked substitution for a stack); nothing is factored inside the timed pullback (the
+rule's det kernel for small matrices keeps no factors, so there the reference is favoured).
+The pushforward's trace is ``np.trace(np.linalg.solve(A, A_dot))``. The rule's ``det``
+cotangent is the adjugate, exact at singular matrices too; here every ``A`` is invertible, where
+the two agree.
 
 Inputs: ``_random.modest_determinant``: ``log|det A|`` between 0.5 and 1.5 and condition number
 below about 3 at every n (a random matrix's determinant overflows at n = 1024), so ``det``,
@@ -26,17 +27,12 @@ the sign of a real determinant is locally constant); the pushforward's ``sign_do
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 
 from bench.case import Inputs, Size, pullback_case, pushforward_case
 from bench.cases._random import general, modest_determinant
+from bench.cases._saved import saved_lu, solve_adjoint
 
 __all__ = ["CASES"]
-
-
-def _h(X: np.ndarray) -> np.ndarray:
-    """The conjugate transpose of each matrix (a view for real ``X``)."""
-    return X.mT.conj()
 
 
 def _scalars(rng: np.random.Generator, size: Size) -> np.ndarray:
@@ -44,27 +40,20 @@ def _scalars(rng: np.random.Generator, size: Size) -> np.ndarray:
     return rng.standard_normal(size.shape[:-2])
 
 
-def _saved_lu(A: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The forward pass's LU of one matrix, as a user keeps it; ``None`` for a stack."""
-    return sla.lu_factor(A, check_finite=False) if A.ndim == 2 else None
-
-
-def _inverse_adjoint(A: np.ndarray, saved: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
-    """``H(A^-1)``: from the saved LU for one matrix, ``np.linalg.inv`` for a stack."""
-    if saved is None:
-        return _h(np.linalg.inv(A))
-    return sla.lu_solve(saved, np.eye(A.shape[-1], dtype=A.dtype), trans=2, check_finite=False)
+def _inverse_adjoint(A: np.ndarray, saved: object) -> np.ndarray:
+    """``H(A^-1)`` from the saved LU of ``A``: ``A^H X = I`` solved with the factors."""
+    return solve_adjoint(saved, np.eye(A.shape[-1], dtype=A.dtype))
 
 
 def _det_pullback_inputs(size: Size, rng: np.random.Generator) -> Inputs:
     A = modest_determinant(rng, size)
-    return Inputs(args=(A,), cotangent=_scalars(rng, size), saved=_saved_lu(A))
+    return Inputs(args=(A,), cotangent=_scalars(rng, size), saved=saved_lu(A))
 
 
 def _slogdet_pullback_inputs(size: Size, rng: np.random.Generator) -> Inputs:
     bars = (_scalars(rng, size), _scalars(rng, size))
     A = modest_determinant(rng, size)
-    return Inputs(args=(A,), cotangent=bars, saved=_saved_lu(A))
+    return Inputs(args=(A,), cotangent=bars, saved=saved_lu(A))
 
 
 def _pushforward_inputs(size: Size, rng: np.random.Generator) -> Inputs:

@@ -10,12 +10,11 @@ for a stack of ``A``), ``solve_vector`` one vector ``b`` of shape ``(n,)`` (nump
 case), shared by every matrix of a stack: ``x`` is ``(..., n)`` and the cotangent of ``b`` is
 summed over the stack.
 
-Written as a user would. The pullback of one matrix is given the same saved factors the rule
-keeps: ``scipy.linalg.lu_factor(A)`` (untimed, in ``Inputs.saved``), and ``A^-H X_bar`` is one
-``lu_solve`` with them. A stack has no batched LU solve in numpy or scipy (scipy loops over the
-stack in Python), so its reference solves with ``A^H`` by ``np.linalg.solve``, factoring inside
-the timed call, where the rule reuses its forward's factors: for stacks the rule's whole call
-(the ``rrule + pullback`` column) is the like-for-like comparison. The pushforward of one matrix factors ``A`` once with scipy's ``lu_factor`` and
+Written as a user would. The pullback is given the same saved factors the rule keeps: the LU
+of ``A`` (``bench.cases._saved.saved_lu``, built untimed, in ``Inputs.saved``), and ``A^-H X_bar``
+is a solve with them (LAPACK ``getrs`` for one matrix, stacked substitution for a stack, which
+numpy and scipy have no batched solve with given factors for); nothing is factored inside the
+timed pullback. The pushforward of one matrix factors ``A`` once with scipy's ``lu_factor`` and
 solves twice with ``lu_solve``, a stack calls ``np.linalg.solve`` twice (numpy keeps no
 factorization, scipy's ``lu_factor`` loops over a stack in Python). Inputs: ``E / sqrt(n) + 3 I``
 with shuffled rows (``_random.dominant``), condition number below about 3 at every n, and a
@@ -24,13 +23,12 @@ pivot order that is not the identity.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import scipy.linalg as sla
 
 from bench.case import Inputs, Size, pullback_case, pushforward_case
 from bench.cases._random import dominant, general
+from bench.cases._saved import saved_lu, solve_adjoint
 
 __all__ = ["CASES"]
 
@@ -50,21 +48,9 @@ def _vectors(rng: np.random.Generator, size: Size) -> np.ndarray:
     return rng.standard_normal(size.shape[:-1])
 
 
-def _saved_lu(A: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The forward pass's LU of one matrix, as a user keeps it; ``None`` for a stack."""
-    return sla.lu_factor(A, check_finite=False) if A.ndim == 2 else None
-
-
-def _solve_adjoint(A: np.ndarray, saved: Any, B: np.ndarray) -> np.ndarray:
-    """``A^-H B``: with the saved LU for one matrix, ``np.linalg.solve`` for a stack."""
-    if saved is None:
-        return np.linalg.solve(_h(A), B)
-    return sla.lu_solve(saved, B, trans=2, check_finite=False)
-
-
 def _pullback_inputs(size: Size, rng: np.random.Generator) -> Inputs:
     A = dominant(rng, size)
-    return Inputs(args=(A, general(rng, size)), cotangent=general(rng, size), saved=_saved_lu(A))
+    return Inputs(args=(A, general(rng, size)), cotangent=general(rng, size), saved=saved_lu(A))
 
 
 def _pushforward_inputs(size: Size, rng: np.random.Generator) -> Inputs:
@@ -76,7 +62,7 @@ def _pushforward_inputs(size: Size, rng: np.random.Generator) -> Inputs:
 
 def _vector_pullback_inputs(size: Size, rng: np.random.Generator) -> Inputs:
     A = dominant(rng, size)
-    return Inputs(args=(A, _vector(rng, size)), cotangent=_vectors(rng, size), saved=_saved_lu(A))
+    return Inputs(args=(A, _vector(rng, size)), cotangent=_vectors(rng, size), saved=saved_lu(A))
 
 
 def _vector_pushforward_inputs(size: Size, rng: np.random.Generator) -> Inputs:
@@ -88,8 +74,8 @@ def _vector_pushforward_inputs(size: Size, rng: np.random.Generator) -> Inputs:
 
 def solve_pullback_numpy(inputs: Inputs) -> tuple[np.ndarray, np.ndarray]:
     """``B_bar = A^-H X_bar``, ``A_bar = -B_bar X^H``."""
-    (A, _), X, X_bar = inputs.args, inputs.output, inputs.cotangent
-    B_bar = _solve_adjoint(A, inputs.saved, X_bar)
+    X, X_bar = inputs.output, inputs.cotangent
+    B_bar = solve_adjoint(inputs.saved, X_bar)
     return -(B_bar @ _h(X)), B_bar
 
 
@@ -106,8 +92,8 @@ def solve_pushforward_numpy(inputs: Inputs) -> tuple[np.ndarray, np.ndarray]:
 
 def solve_vector_pullback_numpy(inputs: Inputs) -> tuple[np.ndarray, np.ndarray]:
     """``b_bar = sum over the stack of A^-H x_bar``, ``A_bar = -outer(A^-H x_bar, conj(x))``."""
-    (A, b), x, x_bar = inputs.args, inputs.output, inputs.cotangent
-    b_bar = _solve_adjoint(A, inputs.saved, x_bar[..., None])[..., 0]
+    (_, b), x, x_bar = inputs.args, inputs.output, inputs.cotangent
+    b_bar = solve_adjoint(inputs.saved, x_bar[..., None])[..., 0]
     A_bar = -(b_bar[..., :, None] * x.conj()[..., None, :])
     return A_bar, b_bar.reshape(-1, b.shape[-1]).sum(axis=0)
 

@@ -11,7 +11,10 @@ A matrix rule has up to three paths, named alike everywhere (DESIGN.md section 7
 
 :func:`paths` takes a rule's three paths and returns the one function that chooses between
 them by the operands and the crossover table :mod:`kernels.crossovers`; a rule states its paths
-once, at import, and calls that function.
+once, at import, and calls that function. Where the derivative reuses what the forward pass
+kept (det's and slogdet's LU, solve's factorization), the paths are forward passes: each is a
+class that keeps its factors and carries its own pullback and pushforward, and ``paths()``
+chooses the class on the primal (results that are not arrays pass through unchanged).
 Traced values and other non-ndarrays never pass :func:`kernel_eligible`, so they never reach a
 kernel or a raw LAPACK call: they take the algebra path, or the array-formula path, whose
 operations are rules again.
@@ -170,9 +173,14 @@ def unstack(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def _unbatch(x: Any, batch: tuple[int, ...]) -> Any:
-    """A ``(b, ...)`` result (or a tuple of them) with ``b`` split back into ``batch``."""
+    """A ``(b, ...)`` result (or a tuple of them) with ``b`` split back into ``batch``.
+
+    Results that are not arrays (a forward pass's object holding its factors) pass unchanged.
+    """
     if isinstance(x, tuple):
         return tuple(_unbatch(part, batch) for part in x)
+    if not isinstance(x, np.ndarray):
+        return x
     return x.reshape(*batch, *x.shape[1:])
 
 
@@ -221,9 +229,12 @@ def paths(
     single: Callable[..., Any] | None = None,
     batched: Callable[..., Any] | None = None,
     large: Callable[..., Any] | None = None,
-    single_max_n: str,
+    stacked: Callable[..., Any] | None = None,
+    single_max_n: str | None,
     stack_max_n: str,
+    stacked_max_n: str | None = None,
     large_takes_stacks: bool = False,
+    common_dtype: bool = False,
 ) -> Callable[..., Any]:
     """The paths of one derivative (a pullback or a pushforward), as one function that chooses.
 
@@ -243,10 +254,17 @@ def paths(
         matrix; for a stack it is called per matrix unless ``large_takes_stacks``). A missing
         kernel falls to the next: ``single`` to ``batched`` (on a stack of one), ``large`` to
         ``formula``.
-    single_max_n, stack_max_n : str
-        Names of entries of :mod:`kernels.crossovers`, read at each call.
+    stacked : callable or None
+        For stacks above ``stack_max_n`` up to ``stacked_max_n``: one call on the whole
+        ``(b, m, n)`` stack that loops in C (numpy's batched gufuncs), before ``large``.
+    single_max_n, stack_max_n, stacked_max_n : str
+        Names of entries of :mod:`kernels.crossovers`, read at each call. ``single_max_n`` may
+        be ``None``: one matrix takes no loop kernel at any order (``large``, else ``formula``).
     large_takes_stacks : bool
         ``large`` broadcasts over stacks itself (numpy matmul): it gets the normalised operands.
+    common_dtype : bool
+        The kernel dtype is the common kernel dtype of all operands (a product of two primals,
+        which numpy promotes), not the first operand's.
 
     Returns
     -------
@@ -259,7 +277,13 @@ def paths(
         index=())`` fixes the leading operands once (in a forward pass) and returns the function
         of the remaining ones, with the gate and the crossover of the primals decided already.
     """
-    crossover(single_max_n), crossover(stack_max_n)  # an unknown name fails at import
+    for name in (single_max_n, stack_max_n, stacked_max_n):  # an unknown name fails at import
+        if name is not None:
+            crossover(name)
+    if single is not None and single_max_n is None:
+        raise ValueError("paths(): a single-matrix kernel needs its crossover single_max_n")
+    if stacked is not None and stacked_max_n is None:
+        raise ValueError("paths(): a stacked path needs its crossover stacked_max_n")
 
     def choose(*operands: Any, n: int | None = None, index: tuple[Any, ...] = ()) -> Any:
         first = operands[0]
@@ -276,7 +300,8 @@ def paths(
                 if algebra is not None:
                     return algebra(*operands, *index)
                 break
-        kernel = kernel_operands(*operands, dtype=getattr(first, "dtype", None))
+        dtype = None if common_dtype else getattr(first, "dtype", None)
+        kernel = kernel_operands(*operands, dtype=dtype)
         if kernel is None:
             return formula(*operands, *index)
         return _kernel_path(kernel, first.shape[-1] if n is None else n, index)
@@ -284,9 +309,10 @@ def paths(
     def _kernel_path(operands: tuple[np.ndarray, ...], n: int, index: tuple[Any, ...]) -> Any:
         first = operands[0]
         if first.ndim == 2:
-            if n <= crossover(single_max_n) and single is not None:
+            small = n <= _single_max()
+            if small and single is not None:
                 return single(*operands, *index)
-            if n <= crossover(single_max_n) and batched is not None:
+            if small and batched is not None:
                 results = batched(*(x[None] for x in operands), *(i[None] for i in index))
                 return _unbatch(results, ())
             if large is not None:
@@ -297,6 +323,10 @@ def paths(
             stacks = tuple(as_stack(x) for x in operands)
             indices = tuple(flat_batch(i, 1) for i in index)
             return _unbatch(batched(*stacks, *indices), batch)
+        if stacked is not None and n <= crossover(stacked_max_n):  # type: ignore[arg-type]
+            stacks = tuple(as_stack(x) for x in operands)
+            indices = tuple(flat_batch(i, 1) for i in index)
+            return _unbatch(stacked(*stacks, *indices), batch)
         if large is None:
             return formula(*operands, *index)
         if large_takes_stacks:
@@ -319,33 +349,51 @@ def paths(
         anything else goes through ``choose``.
         """
         first = primals[0]
-        hot = (
-            single is not None
-            and kernel_ready(*primals)
-            and first.ndim == 2
-            and (first.shape[-1] if n is None else n) <= getattr(crossovers, single_max_n)
-        )
-        if not hot:
+        kernel = None
+        ready = kernel_ready(*primals)
+        order = first.shape[-1] if n is None else n
+        if ready and first.ndim == 2:
+            kernel = single if order <= _single_max() else large  # None: no single kernel
+            if kernel is None and single_max_n is None:
+                kernel = large
+        elif ready and first.ndim == 3 and batched is not None:
+            # a (b, m, n) stack is its own flattened stack: no reshapes, straight to the kernel
+            kernel = batched if order <= crossover(stack_max_n) else None
+        if kernel is None:
             return lambda *rest: choose(*primals, *rest, n=n, index=index)
-        dtype = first.dtype
+        dtype, ndim = first.dtype, first.ndim
         if not index and len(primals) == 1:
             (primal,) = primals
 
             def bound_one(*rest: Any) -> Any:  # one primal, no index: the commonest, fastest
                 for a in rest:  # _ready_as, inlined: this is the hot path of small pullbacks
-                    if type(a) is not np.ndarray or a.dtype != dtype or not a.flags.carray:
+                    if (
+                        type(a) is not np.ndarray
+                        or a.dtype != dtype
+                        or not a.flags.carray
+                        or a.ndim != ndim
+                    ):
                         return choose(primal, *rest, n=n)
-                return single(primal, *rest)
+                return kernel(primal, *rest)
 
             return bound_one
 
         def bound(*rest: Any) -> Any:
-            for a in rest:
-                if not _ready_as(a, dtype):
+            for a in rest:  # _ready_as, inlined, as in bound_one
+                if (
+                    type(a) is not np.ndarray
+                    or a.dtype != dtype
+                    or not a.flags.carray
+                    or a.ndim != ndim
+                ):
                     return choose(*primals, *rest, n=n, index=index)
-            return single(*primals, *rest, *index)
+            return kernel(*primals, *rest, *index)
 
         return bound
+
+    def _single_max() -> float:
+        """The single-matrix crossover now; ``-1`` when one matrix takes no loop kernel."""
+        return -1 if single_max_n is None else getattr(crossovers, single_max_n)
 
     choose.given = given  # type: ignore[attr-defined]
     return choose

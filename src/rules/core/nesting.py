@@ -83,8 +83,8 @@ def call(f: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     For functions that do not dispatch on their arguments' types (scipy's), called on the
     array-formula path of a rule whose operands may be traced.
     """
-    if _BIND and (
-        any(_any_traced(a) for a in args) or any(_any_traced(v) for v in kwargs.values())
-    ):  # a traced keyword argument gets the driver's error naming it (never differentiated)
-        return _BIND[0](f, args, kwargs)
+    if _BIND:
+        for a in (*args, *kwargs.values()):  # a loop, not any(): this sits on hot paths
+            if _any_traced(a):  # a traced keyword gets the driver's error naming it
+                return _BIND[0](f, args, kwargs)
     return f(*args, **kwargs)

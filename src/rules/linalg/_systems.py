@@ -16,7 +16,9 @@ Shared plumbing:
 * :func:`factor` factors a stack ``(s, n, n)`` once in the forward pass and returns an object
   whose ``solve(B, trans)`` gives ``op(A)^-1 B`` (``trans`` 0, 1, 2 for ``A``, ``A^T``,
   ``A^H``), so that a pullback solves with the forward's factors instead of factoring again.
-  Small matrices use the batched LU kernel (:class:`BatchedLU`; its ``lu`` and ``piv`` also feed
+  The kind of factorization is chosen by :func:`rules.core.dispatch.paths` (one table per
+  kind, ``_FACTOR``) on the crossovers ``kernels.crossovers.SOLVE_STACK_MAX_N`` and
+  ``SOLVE_GUFUNC_STACK_MAX_N``. Small stacks use the batched LU kernel (:class:`BatchedLU`; its ``lu`` and ``piv`` also feed
   the fused solve and slogdet pullback kernels), or ``numpy.linalg.cholesky`` plus the batched
   triangular solves for positive definite stacks; mid-size stacks (LU kind) go to numpy's batched
   ``np.linalg.solve`` (:class:`GufuncLU`, which keeps no factors); large matrices call LAPACK per
@@ -38,12 +40,11 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lapack
 
-from kernels import crossovers
 from kernels import lu as klu
 from kernels.triangular import solve_triangular_batched
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent, conj
-from rules.core.dispatch import kernel_array
+from rules.core.dispatch import kernel_array, paths
 from rules.core.nesting import as_array
 from rules.linalg._stacks import adjoint
 
@@ -378,8 +379,8 @@ class GufuncLU:
 
     __slots__ = ("A", "name", "shape")
 
-    def __init__(self, A: np.ndarray, name: str, shape: tuple[int, ...]) -> None:
-        self.A, self.name, self.shape = A, name, shape
+    def __init__(self, A: np.ndarray, name: str = "np.linalg.solve", shape: Any = None) -> None:
+        self.A, self.name, self.shape = A, name, A.shape if shape is None else shape
 
     def singular(self) -> bool:
         return False  # not known before a solve; solve() raises instead
@@ -489,20 +490,52 @@ class LapackLDL:
 Factorization = BatchedLU | LapackLU | GufuncLU | BatchedCholesky | LapackCholesky | LapackLDL
 
 
-def is_small(A: np.ndarray) -> bool:
-    """Whether the stack ``A`` (s, n, n) goes through the batched kernels.
+def _one_matrix(cls: Any, **options: Any) -> Any:
+    """``cls`` made from one matrix ``(n, n)`` as a stack of one, or from a stack as it is."""
 
-    One matrix never does: LAPACK through scipy's wrappers is faster there at every size.
-    """
-    return A.shape[0] > 1 and A.shape[-1] <= crossovers.SOLVE_STACK_MAX_N
+    def make(A: np.ndarray) -> Any:
+        return cls(A[None] if A.ndim == 2 else A, **options)
+
+    make.__name__ = make.__qualname__ = cls.__name__
+    return make
 
 
-def is_mid_size(A: np.ndarray) -> bool:
-    """Whether the stack ``A`` (s, n, n) is solved by :class:`GufuncLU` (LU kind only)."""
-    n = A.shape[-1]
-    return (
-        A.shape[0] > 1 and crossovers.SOLVE_STACK_MAX_N < n <= crossovers.SOLVE_GUFUNC_STACK_MAX_N
-    )
+# The factorization of each kind, chosen by paths() on the matrices: the batched kernels for
+# stacks up to SOLVE_STACK_MAX_N (one matrix never: LAPACK through scipy's wrappers is faster
+# there at every size), numpy's batched solve for LU-kind stacks up to SOLVE_GUFUNC_STACK_MAX_N,
+# LAPACK per matrix above. No algebra or array-formula path: the matrices are ndarrays of a
+# kernel dtype (read_matrix and the rules' casts make them so).
+_FACTOR = {
+    "lu": paths(
+        formula=_one_matrix(LapackLU),
+        batched=BatchedLU,
+        stacked=GufuncLU,
+        large=_one_matrix(LapackLU),
+        large_takes_stacks=True,
+        single_max_n=None,
+        stack_max_n="SOLVE_STACK_MAX_N",
+        stacked_max_n="SOLVE_GUFUNC_STACK_MAX_N",
+    ),
+    "pos": paths(
+        formula=_one_matrix(LapackCholesky),
+        batched=BatchedCholesky,
+        large=_one_matrix(LapackCholesky),
+        large_takes_stacks=True,
+        single_max_n=None,
+        stack_max_n="SOLVE_STACK_MAX_N",
+    ),
+    **{
+        kind: paths(
+            formula=_one_matrix(LapackLDL, hermitian=kind == "her"),
+            batched=BatchedLU,
+            large=_one_matrix(LapackLDL, hermitian=kind == "her"),
+            large_takes_stacks=True,
+            single_max_n=None,
+            stack_max_n="SOLVE_STACK_MAX_N",
+        )
+        for kind in ("sym", "her")
+    },
+}
 
 
 def factor(name: str, A: np.ndarray, kind: str = "lu", shape: Any = None) -> Factorization:
@@ -513,19 +546,11 @@ def factor(name: str, A: np.ndarray, kind: str = "lu", shape: Any = None) -> Fac
     input shape for error messages. Raises ``LinAlgError`` for a singular matrix (or one that
     is not positive definite, for ``"pos"``).
     """
-    F: Factorization
-    small = is_small(A)
-    if kind == "pos":
-        F = BatchedCholesky(A) if small else LapackCholesky(A)
-    elif kind in ("sym", "her") and not small:
-        F = LapackLDL(A, hermitian=kind == "her")
-    elif small:
-        F = BatchedLU(A)
-    elif is_mid_size(A):
-        F = GufuncLU(A, name, A.shape if shape is None else shape)
-    else:
-        F = LapackLU(A)
+    shape = A.shape if shape is None else shape
+    F: Factorization = _FACTOR[kind](A[0] if len(A) == 1 else A)  # one matrix, or a stack
+    if isinstance(F, GufuncLU):  # its solves find singular matrices: they name the function
+        F.name, F.shape = name, shape
     if F.singular():
         what = "not positive definite" if kind == "pos" else "singular"
-        raise singular_error(name, A.shape if shape is None else shape, what)
+        raise singular_error(name, shape, what)
     return F

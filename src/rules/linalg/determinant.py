@@ -11,17 +11,7 @@ complex convention ``det_bar = dL/dRe det + i dL/dIm det``:
 
 The adjugate is a polynomial in ``A``, so this is exact at singular matrices: at rank ``n - 1``
 the cotangent is the cofactor matrix (rank one), not NaN (JAX's behaviour too) and not zero
-(PyTorch's LU path gives 0 there); below rank ``n - 1`` it is exactly zero. Kernel path:
-``kernels.determinant.det_pullback_batched`` (complete pivoting, which reveals rank ``n - 1``)
-for stacks up to ``kernels.crossovers.DET_STACK_MAX_N`` and one matrix up to
-``DET_SINGLE_MAX_N``. Mid-size stacks (up to ``DET_GUFUNC_STACK_MAX_N``) use numpy's batched
-gufuncs, which loop over the stack in C:
-``np.linalg.det`` forward, ``det conj(det) A^{-H}`` by ``np.linalg.inv`` in the pullback and
-``det tr(A^{-1} A_dot)`` by ``np.linalg.solve`` in the pushforward; a stack holding an exactly
-singular matrix (``inv`` and ``solve`` raise) takes the exact LAPACK path below instead. Above,
-one matrix or a large stack, the forward pass factors with LAPACK ``getrf`` and the pullback
-reuses that LU (``det_pullback_lapack``: ``getri`` if invertible, a rank-one formula at one zero
-pivot, an SVD adjugate below).
+(PyTorch's LU path gives 0 there); below rank ``n - 1`` it is exactly zero.
 
 slogdet, ``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)``. With
 ``tau = tr(A^{-1} \dot A)`` and ``z = conj(sign) sign_bar``:
@@ -33,15 +23,28 @@ slogdet, ``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)``. With
     \bar A = (\overline{\text{logabsdet}} + i \operatorname{Im} z)\, A^{-H}.
 
 For real ``A`` the sign is locally constant: its tangent is ``ZeroTangent()`` and its cotangent
-is ignored. The forward pass computes ``(sign, logabsdet)`` from an LU it keeps (the batched
-kernel for stacks up to ``kernels.crossovers.SLOGDET_STACK_MAX_N``, LAPACK ``getrf``
-otherwise), and the pullback
-solves with it. At a singular matrix ``logabsdet = -inf`` has no derivative: the cotangent is
-non-finite (inf/NaN), never an exception and never a silently finite number.
+is ignored. At a singular matrix ``logabsdet = -inf`` has no derivative: the cotangent is
+non-finite (inf/NaN), never an exception and never a silently finite number. NaN in gives NaN
+out without warnings.
 
-Both rules need the cotangent of a scalar output: numbers and ndarrays, converted with
-``as_array_cotangent`` (there is no matrix algebra to keep generic). NaN in gives NaN out
-without warnings.
+Paths (chosen by :func:`rules.core.dispatch.paths` in the forward pass; each path is a class
+that keeps what its own pullback and pushforward need):
+
+* algebra path: none. Both rules need the cotangent of a scalar output: numbers and ndarrays,
+  converted with ``as_array_cotangent`` (there is no matrix algebra to keep generic).
+* array-formula path (det): numpy's batched gufuncs, which loop over a stack in C:
+  ``np.linalg.det`` forward, ``det conj(det) A^{-H}`` by ``np.linalg.inv`` in the pullback and
+  ``det tr(A^{-1} A_dot)`` by ``np.linalg.solve`` in the pushforward, for mid-size stacks (above
+  ``kernels.crossovers.DET_STACK_MAX_N`` up to ``DET_GUFUNC_STACK_MAX_N``); a stack holding an
+  exactly singular matrix (``inv`` and ``solve`` raise) takes the exact LAPACK path instead.
+  slogdet has none of its own (every ndarray is cast to a kernel dtype).
+* kernel path: det by ``kernels.determinant`` (complete pivoting, which reveals rank ``n -
+  1``) for one matrix up to ``DET_SINGLE_MAX_N`` and stacks up to ``DET_STACK_MAX_N``; above,
+  the forward pass factors with LAPACK ``getrf`` and the pullback reuses that LU
+  (``det_pullback_lapack``: ``getri`` if invertible, a rank-one formula at one zero pivot, an
+  SVD adjugate below). slogdet computes ``(sign, logabsdet)`` from an LU it keeps, the batched
+  kernel's for stacks up to ``SLOGDET_STACK_MAX_N``, LAPACK ``getrf``'s for one matrix and
+  larger stacks, and its pullback and pushforward solve with it.
 
 References
 ----------
@@ -59,11 +62,10 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from kernels import crossovers
 from kernels import determinant as kdet
 from kernels import determinant_value as kdet_value
 from rules.core.cotangents import as_array_cotangent
-from rules.core.dispatch import kernel_array
+from rules.core.dispatch import kernel_array, paths
 from rules.core.nesting import as_array, call, is_traced
 from rules.core.options import refuse as refuse_overwrite
 from rules.core.registry import frule, rrule, split_cotangent
@@ -107,78 +109,138 @@ def _output(values: np.ndarray, batch: tuple[int, ...], dtype: Any) -> Any:
 # --- det ---------------------------------------------------------------------------------------
 
 
-class _Det:
-    """The forward pass of ``det``; large matrices keep their LU for the pullback.
+# --- det: the paths ----------------------------------------------------------------------------
+# Algebra path: none. The cotangent of a scalar output has no matrix algebra to keep generic:
+# numbers and ndarrays, converted with as_array_cotangent. Each path below is a forward pass
+# that keeps what its own pullback and pushforward need; paths() chooses one per call.
 
-    ``path`` is ``"kernel"`` (small, or ``n = 0``), ``"gufunc"`` (a mid-size stack) or
-    ``"lapack"`` (the LU ``F`` kept); ``d`` is the ``(s,)`` determinants in the kernel dtype.
+
+def _flat(A: np.ndarray) -> np.ndarray:
+    """``(n, n)`` or ``(..., n, n)`` as an ``(s, n, n)`` stack (a view: ``A`` is contiguous)."""
+    return A.reshape(math.prod(A.shape[:-2]), *A.shape[-2:])
+
+
+class _DetFormula:
+    """Array-formula path: numpy's batched gufuncs (they loop over a stack in C).
+
+    ``det`` forward; ``A_bar = det_bar conj(det) A^-H`` by ``np.linalg.inv`` and ``d_dot = det
+    tr(A^-1 A_dot)`` by ``np.linalg.solve`` (``adj(A) = det A^-1`` where ``A`` is invertible). A
+    stack holding an exactly singular matrix (``inv`` and ``solve`` raise) takes the exact LAPACK
+    path instead. For mid-size stacks, and whatever the kernels do not take.
     """
 
-    __slots__ = ("A", "F", "batch", "d", "path", "stack", "y")
+    __slots__ = ("d", "stack")
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.stack = _flat(A)
+        with np.errstate(all="ignore"):  # numpy warns on NaN; the rule gives NaN quietly
+            self.d = as_array(np.linalg.det(self.stack))
+
+    def pullback(self, bar: np.ndarray) -> np.ndarray:
+        try:
+            with np.errstate(all="ignore"):
+                A_inverse = np.linalg.inv(self.stack)
+        except np.linalg.LinAlgError:  # an exactly singular matrix: the exact LAPACK path
+            return _DetLapack(self.stack).pullback(bar)
+        return (bar * self.d.conj())[:, None, None] * adjoint(A_inverse)
+
+    def pushforward(self, A_dot: np.ndarray) -> np.ndarray:
+        try:
+            with np.errstate(all="ignore"):
+                C = np.linalg.solve(self.stack, A_dot)
+        except np.linalg.LinAlgError:
+            return _DetLapack(self.stack).pushforward(A_dot)
+        return self.d * np.trace(C, axis1=-2, axis2=-1)
+
+
+class _DetKernel:
+    """Kernel path: the complete-pivoting kernels of ``kernels.determinant``.
+
+    Complete pivoting reveals rank ``n - 1``; the whole stack goes in one compiled call, and
+    nothing is kept but ``A``.
+    """
+
+    __slots__ = ("d", "stack")
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.stack = _flat(A)
+        if A.shape[-1] == 0:  # det of a 0 x 0 matrix is 1
+            self.d = as_array(np.linalg.det(self.stack))
+        else:
+            self.d = kdet_value.det_batched(self.stack)
+
+    def pullback(self, bar: np.ndarray) -> np.ndarray:
+        return kdet.det_pullback_batched(self.stack, bar)
+
+    def pushforward(self, A_dot: np.ndarray) -> np.ndarray:
+        return kdet.det_pushforward_batched(self.stack, A_dot)
+
+
+class _DetLapack:
+    """Kernel path above the crossovers: LAPACK ``getrf`` per matrix, the LU kept.
+
+    ``det = sign exp(logabsdet)`` from it, as numpy computes det; the pullback reuses it
+    (``det_pullback_lapack``: ``getri`` if invertible, a rank-one formula at one zero pivot, an
+    SVD adjugate below).
+    """
+
+    __slots__ = ("F", "d", "stack")
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.stack = _flat(A)
+        self.F = LapackLU(self.stack)
+        sign, logabsdet = _sign_and_log(self.F)
+        self.d = sign * np.exp(logabsdet)
+
+    def pullback(self, bar: np.ndarray) -> np.ndarray:
+        A_bar = np.empty_like(self.stack)
+        for t, (lu, piv) in enumerate(self.F.factors):
+            A_bar[t] = kdet.det_pullback_lapack(self.stack[t], lu, piv, bar[t])
+        return A_bar
+
+    def pushforward(self, A_dot: np.ndarray) -> np.ndarray:
+        return np.array(
+            [
+                kdet.det_pushforward_lapack(self.stack[t], lu, piv, A_dot[t])
+                for t, (lu, piv) in enumerate(self.F.factors)
+            ]
+        )
+
+
+# The kernel up to DET_SINGLE_MAX_N (one matrix) and DET_STACK_MAX_N (stacks), numpy's gufuncs
+# for stacks up to DET_GUFUNC_STACK_MAX_N, LAPACK with the kept LU above.
+_DET = paths(
+    formula=_DetFormula,
+    single=_DetKernel,
+    batched=_DetKernel,
+    stacked=_DetFormula,
+    large=_DetLapack,
+    large_takes_stacks=True,
+    single_max_n="DET_SINGLE_MAX_N",
+    stack_max_n="DET_STACK_MAX_N",
+    stacked_max_n="DET_GUFUNC_STACK_MAX_N",
+)
+
+
+class _Det:
+    """The forward pass of ``det``: the path :data:`_DET` chose, and the output."""
+
+    __slots__ = ("A", "batch", "path", "y")
 
     def __init__(self, a: Any) -> None:
-        A, self.stack, result = _stack("np.linalg.det", a)
+        A, _, result = _stack("np.linalg.det", a)
         self.A, self.batch = A, A.shape[:-2]
-        n = A.shape[-1]
-        stacked = A.ndim > 2
-        small = n <= (crossovers.DET_STACK_MAX_N if stacked else crossovers.DET_SINGLE_MAX_N)
-        if small or n == 0:
-            self.path = "kernel"
-        elif stacked and n <= crossovers.DET_GUFUNC_STACK_MAX_N:
-            self.path = "gufunc"
-        else:
-            self.path = "lapack"
-        self.F = LapackLU(self.stack) if self.path == "lapack" else None
-        if self.path == "kernel" and n > 0:  # one compiled call for the whole stack
-            d = kdet_value.det_batched(self.stack)
-        elif self.F is None:
-            with np.errstate(all="ignore"):  # numpy warns on NaN; the rule gives NaN quietly
-                d = as_array(np.linalg.det(self.stack))
-        else:  # sign * exp(logabsdet) from the kept LU, as numpy computes det
-            sign, logabsdet = _sign_and_log(self.F)
-            d = sign * np.exp(logabsdet)
-        self.d = d
-        self.y = _output(d, self.batch, result)
+        self.path = _DET(A)
+        self.y = _output(self.path.d, self.batch, result)
 
     def pullback(self, det_bar: Any) -> np.ndarray:
-        bar = _scalar_cotangent("np.linalg.det", det_bar, self.batch, self.stack.dtype)
-        A_bar = None
-        if self.path == "kernel":
-            A_bar = kdet.det_pullback_batched(self.stack, bar)
-        elif self.path == "gufunc":
-            try:
-                with np.errstate(all="ignore"):
-                    A_inverse = np.linalg.inv(self.stack)
-                # adj(A)^H = conj(det) A^-H where A is invertible
-                A_bar = (bar * self.d.conj())[:, None, None] * adjoint(A_inverse)
-            except np.linalg.LinAlgError:  # an exactly singular matrix: the exact LAPACK path
-                self.F = LapackLU(self.stack)
-        if A_bar is None:
-            A_bar = np.empty_like(self.stack)
-            for t, (lu, piv) in enumerate(self.F.factors):
-                A_bar[t] = kdet.det_pullback_lapack(self.stack[t], lu, piv, bar[t])
-        return A_bar.reshape(self.A.shape)
+        bar = _scalar_cotangent("np.linalg.det", det_bar, self.batch, self.A.dtype)
+        return self.path.pullback(bar).reshape(self.A.shape)
 
     def pushforward(self, A_dot: Any) -> np.ndarray:
-        A_dot = _tangent_stack("np.linalg.det", A_dot, self.A, self.stack.shape)
-        d_dot = None
-        if self.path == "kernel":
-            d_dot = kdet.det_pushforward_batched(self.stack, A_dot)
-        elif self.path == "gufunc":
-            try:  # tr(adj(A) A_dot) = det tr(A^-1 A_dot) where A is invertible
-                with np.errstate(all="ignore"):
-                    C = np.linalg.solve(self.stack, A_dot)
-                d_dot = self.d * np.trace(C, axis1=-2, axis2=-1)
-            except np.linalg.LinAlgError:  # an exactly singular matrix: the exact LAPACK path
-                self.F = LapackLU(self.stack)
-        if d_dot is None:
-            d_dot = np.array(
-                [
-                    kdet.det_pushforward_lapack(self.stack[t], lu, piv, A_dot[t])
-                    for t, (lu, piv) in enumerate(self.F.factors)
-                ]
-            )
-        return _output(d_dot, self.batch, self.y.dtype)
+        shape = (math.prod(self.batch), *self.A.shape[-2:])
+        A_dot = _tangent_stack("np.linalg.det", A_dot, self.A, shape)
+        return _output(self.path.pushforward(A_dot), self.batch, self.y.dtype)
 
 
 @rrule.register(np.linalg.det)
@@ -283,89 +345,142 @@ def _sign_and_log_small(lu: np.ndarray, piv: np.ndarray) -> tuple[np.ndarray, np
     return np.array([sign], lu.dtype), np.array([logabsdet], real)
 
 
-class _Slogdet:
-    """The forward pass of ``slogdet``: the LU it keeps, ``sign`` and ``logabsdet``."""
+# --- slogdet: the paths ------------------------------------------------------------------------
+# Algebra path: none (scalar outputs, as for det). Array-formula path: none of its own; every
+# ndarray is cast to a kernel dtype in the forward pass. Kernel path: the LU kept by the
+# forward pass, the pullback and pushforward solve with it.
 
-    __slots__ = ("A", "F", "batch", "sign", "stack", "y")
+
+def _slogdet_bars(
+    sign_bar: Any, logabsdet_bar: Any, batch: tuple[int, ...], stack: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(s_bar, l_bar)`` as ``(s,)`` arrays; a zero part (or the sign of a real ``A``) as zeros."""
+    s, dtype, real = len(stack), stack.dtype, stack.real.dtype
+    l_bar = (
+        np.zeros(s, real)
+        if isinstance(logabsdet_bar, AbstractZero)
+        else _scalar_cotangent("np.linalg.slogdet", logabsdet_bar, batch, real)
+    )
+    s_bar = (
+        np.zeros(s, dtype)
+        if isinstance(sign_bar, AbstractZero) or dtype.kind != "c"
+        else _scalar_cotangent("np.linalg.slogdet", sign_bar, batch, dtype)
+    )
+    return s_bar, l_bar
+
+
+class _SlogdetBatched:
+    """Kernel path for stacks: the batched LU kernel's factors, kept (``kernels.determinant``)."""
+
+    __slots__ = ("F", "logabsdet", "sign", "stack")
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.stack = _flat(A)
+        self.F = BatchedLU(self.stack)
+        self.sign, self.logabsdet = _sign_and_log(self.F)
+
+    def pullback(self, sign_bar: Any, logabsdet_bar: Any, batch: tuple[int, ...]) -> np.ndarray:
+        s_bar, l_bar = _slogdet_bars(sign_bar, logabsdet_bar, batch, self.stack)
+        return kdet.slogdet_pullback_batched(self.F.lu, self.F.piv, self.sign, s_bar, l_bar)
+
+    def pushforward(self, A_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return kdet.slogdet_pushforward_batched(self.F.lu, self.F.piv, self.sign, A_dot)
+
+
+class _SlogdetLapack:
+    """Kernel path for one matrix and large stacks: LAPACK ``getrf`` per matrix, the LU kept."""
+
+    __slots__ = ("F", "logabsdet", "sign", "stack")
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.stack = _flat(A)
+        self.F = LapackLU(self.stack)
+        self.sign, self.logabsdet = _sign_and_log(self.F)
+
+    def pullback(self, sign_bar: Any, logabsdet_bar: Any, batch: tuple[int, ...]) -> np.ndarray:
+        if not batch:  # one matrix: scalars to LAPACK, no arrays to build
+            return self._pullback_one(sign_bar, logabsdet_bar)
+        s_bar, l_bar = _slogdet_bars(sign_bar, logabsdet_bar, batch, self.stack)
+        A_bar = np.empty_like(self.stack)
+        for t, (lu, piv) in enumerate(self.F.factors):
+            if self.sign[t] == 0:  # logabsdet = -inf: no derivative
+                A_bar[t] = np.nan
+            else:
+                A_bar[t] = kdet.slogdet_pullback_lapack(lu, piv, self.sign[t], s_bar[t], l_bar[t])
+        return A_bar
+
+    def _pullback_one(self, sign_bar: Any, logabsdet_bar: Any) -> np.ndarray:
+        dtype, real = self.stack.dtype, self.stack.real.dtype
+        if self.sign[0] == 0:  # logabsdet = -inf: no derivative
+            return np.full(self.stack.shape[1:], np.nan, dtype)
+        lu, piv = self.F.factors[0]
+        l_bar = 0.0
+        if not isinstance(logabsdet_bar, AbstractZero):
+            l_bar = _scalar_cotangent("np.linalg.slogdet", logabsdet_bar, (), real)[0]
+        s_bar = 0.0
+        if dtype.kind == "c" and not isinstance(sign_bar, AbstractZero):
+            s_bar = _scalar_cotangent("np.linalg.slogdet", sign_bar, (), dtype)[0]
+        return kdet.slogdet_pullback_lapack(lu, piv, self.sign[0], s_bar, l_bar)
+
+    def pushforward(self, A_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        pairs = [
+            kdet.slogdet_pushforward_lapack(lu, piv, self.sign[t], A_dot[t])
+            for t, (lu, piv) in enumerate(self.F.factors)
+        ]
+        sign_dot = np.array([p[0] for p in pairs], self.sign.dtype)
+        return sign_dot, np.array([p[1] for p in pairs], self.stack.real.dtype)
+
+
+# Stacks up to SLOGDET_STACK_MAX_N keep the batched LU kernel's factors; one matrix and larger
+# stacks LAPACK's (a scipy wrapper's call costs less than a kernel dispatch for one matrix).
+_SLOGDET = paths(
+    formula=_SlogdetLapack,
+    batched=_SlogdetBatched,
+    large=_SlogdetLapack,
+    large_takes_stacks=True,
+    single_max_n=None,
+    stack_max_n="SLOGDET_STACK_MAX_N",
+)
+
+
+class _Slogdet:
+    """The forward pass of ``slogdet``: the path :data:`_SLOGDET` chose, and the output."""
+
+    __slots__ = ("A", "batch", "path", "y")
 
     def __init__(self, a: Any) -> None:
-        A, self.stack, result = _stack("np.linalg.slogdet", a)
+        A, stack, result = _stack("np.linalg.slogdet", a)
         self.A, self.batch = A, A.shape[:-2]
-        s, n = self.stack.shape[:2]
-        self.F: BatchedLU | LapackLU | None = None
+        s, n = stack.shape[:2]
         if n == 0 or s == 0:  # nothing to factor: det = 1 (n = 0), or an empty stack
-            self.sign = np.ones(s, A.dtype)
-            logabsdet = np.zeros(s, A.real.dtype)
+            self.path = None
+            sign, logabsdet = np.ones(s, A.dtype), np.zeros(s, A.real.dtype)
         else:
-            batched = s > 1 and n <= crossovers.SLOGDET_STACK_MAX_N
-            self.F = BatchedLU(self.stack) if batched else LapackLU(self.stack)
-            self.sign, logabsdet = _sign_and_log(self.F)
+            self.path = _SLOGDET(A)
+            sign, logabsdet = self.path.sign, self.path.logabsdet
         real = np.zeros((), result).real.dtype
         self.y = SlogdetResult(
-            _output(self.sign, self.batch, result), _output(logabsdet, self.batch, real)
+            _output(sign, self.batch, result), _output(logabsdet, self.batch, real)
         )
 
     def pullback(self, y_bar: Any) -> Any:
         sign_bar, logabsdet_bar = (unthunk(t) for t in split_cotangent(y_bar, 2))
-        complex_ = np.iscomplexobj(self.stack)
-        if self.F is None or (isinstance(logabsdet_bar, AbstractZero) and not complex_):
+        complex_ = self.A.dtype.kind == "c"
+        if self.path is None or (isinstance(logabsdet_bar, AbstractZero) and not complex_):
             return ZeroTangent()  # the sign of a real determinant is locally constant
-        dtype, real = self.stack.dtype, self.stack.real.dtype
-        if not self.batch and isinstance(self.F, LapackLU):  # one matrix: scalars to LAPACK
-            if self.sign[0] == 0:  # logabsdet = -inf: no derivative
-                return np.full(self.A.shape, np.nan, dtype)
-            lu, piv = self.F.factors[0]
-            l_bar = 0.0
-            if not isinstance(logabsdet_bar, AbstractZero):
-                l_bar = _scalar_cotangent("np.linalg.slogdet", logabsdet_bar, (), real)[0]
-            s_bar = 0.0
-            if complex_ and not isinstance(sign_bar, AbstractZero):
-                s_bar = _scalar_cotangent("np.linalg.slogdet", sign_bar, (), dtype)[0]
-            return kdet.slogdet_pullback_lapack(lu, piv, self.sign[0], s_bar, l_bar)
-        s = len(self.stack)
-        l_bar = (
-            np.zeros(s, real)
-            if isinstance(logabsdet_bar, AbstractZero)
-            else _scalar_cotangent("np.linalg.slogdet", logabsdet_bar, self.batch, real)
-        )
-        s_bar = (
-            np.zeros(s, dtype)
-            if isinstance(sign_bar, AbstractZero) or not complex_
-            else _scalar_cotangent("np.linalg.slogdet", sign_bar, self.batch, dtype)
-        )
-        if isinstance(self.F, BatchedLU):
-            A_bar = kdet.slogdet_pullback_batched(self.F.lu, self.F.piv, self.sign, s_bar, l_bar)
-        else:
-            A_bar = np.empty_like(self.stack)
-            for t, (lu, piv) in enumerate(self.F.factors):
-                if self.sign[t] == 0:  # logabsdet = -inf: no derivative
-                    A_bar[t] = np.nan
-                else:
-                    A_bar[t] = kdet.slogdet_pullback_lapack(
-                        lu, piv, self.sign[t], s_bar[t], l_bar[t]
-                    )
-        return A_bar.reshape(self.A.shape)
+        return self.path.pullback(sign_bar, logabsdet_bar, self.batch).reshape(self.A.shape)
 
     def pushforward(self, A_dot: Any) -> Any:
-        if self.F is None:
+        if self.path is None:
             return ZeroTangent()
-        A_dot = _tangent_stack("np.linalg.slogdet", A_dot, self.A, self.stack.shape)
-        if isinstance(self.F, BatchedLU):
-            sign_dot, l_dot = kdet.slogdet_pushforward_batched(
-                self.F.lu, self.F.piv, self.sign, A_dot
-            )
-        else:
-            pairs = [
-                kdet.slogdet_pushforward_lapack(lu, piv, self.sign[t], A_dot[t])
-                for t, (lu, piv) in enumerate(self.F.factors)
-            ]
-            sign_dot = np.array([p[0] for p in pairs], self.sign.dtype)
-            l_dot = np.array([p[1] for p in pairs], self.stack.real.dtype)
+        shape = (math.prod(self.batch), *self.A.shape[-2:])
+        A_dot = _tangent_stack("np.linalg.slogdet", A_dot, self.A, shape)
+        sign_dot, l_dot = self.path.pushforward(A_dot)
         sign, logabsdet = self.y
         return Tangent(
             SlogdetResult,
             sign=_output(sign_dot, self.batch, as_array(sign).dtype)
-            if np.iscomplexobj(self.stack)
+            if self.A.dtype.kind == "c"
             else ZeroTangent(),
             logabsdet=_output(l_dot, self.batch, as_array(logabsdet).dtype),
         )

@@ -49,9 +49,21 @@ them (``kernels.eigh.eigh_gauge_residual``) and raises :class:`GaugeError` when 
 without phase drift or in-block rotation (``V^H V_dot`` skew-Hermitian with zero diagonal and
 zero in-block entries), the adjoint of the pullback.
 
-Tangent types: the coupling ``F o M`` needs elementwise access, so cotangents go through
-``as_array_cotangent`` (arrays, structured and sparse matrices; other types raise ``TypeError``
-naming the rule).
+Paths (DESIGN.md section 7):
+
+* algebra path: none. The coupling ``F o M`` and the gauge and tie checks need elementwise
+  access, so cotangents go through ``as_array_cotangent`` (arrays, structured and sparse
+  matrices; other types raise ``TypeError`` naming the rule).
+* array-formula path: :func:`eigh_pullback_formula` and :func:`eigh_pushforward_formula`, the
+  formulas above in stacked numpy, for operands that fail :func:`rules.core.dispatch.kernel_eligible`
+  (complex64, which has no kernels); also the kernels' reference in the tests.
+* kernel path: ``kernels.eigh`` (``eigh_pullback``, ``eigh_pullback_batched``,
+  ``eigvalsh_pullback_batched``, ``eigh_pushforward_batched``), one matrix or a stack in one
+  call. The choice between the unrolled loop kernels and the tiled BLAS code is made inside
+  those functions (``kernels._spectral.use_loops``), governed by the crossover entry
+  ``kernels.crossovers.EIGH_LOOPS_MAX_N``: loops for ``n <= EIGH_LOOPS_MAX_N``, BLAS above. The
+  forward pass of a stack of small matrices takes the batched Jacobi kernel
+  (``kernels.eigh_forward``) up to ``EIGH_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise.
 
 References
 ----------

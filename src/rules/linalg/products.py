@@ -5,16 +5,21 @@ so ``C = A B`` gives ``A_bar = C_bar B^H`` and ``B_bar = A^H C_bar`` (Giles 2008
 Every product here is bilinear, ``y = P(a, b)``, and its pullback is the adjoint of each partial
 map with the other operand conjugated; its pushforward is ``P(a_dot, b) + P(a, b_dot)``.
 
-Algebra path: where a pullback is a plain matrix product (matmul and ``dot`` of matrices, ``inner``
-of matrices, ``outer`` of vectors) it is written with the tangent algebra, so any cotangent type
-with ``@`` (and ``.mT``, ``.conj()``) flows through: a low-rank cotangent stays low rank. The
-pushforwards of matmul, and of ``dot`` and ``inner`` of matrices, take the algebra path in the same way. The
-other cases (N-D contractions, scalars, ``vdot``, ``kron``) need elementwise access and take their
-cotangent through :func:`rules.core.cotangents.as_array_cotangent`. Kernel path: stacks of matrices up
-to ``kernels.crossovers.MATMUL_STACK_MAX_N`` on a side with equal batch shapes go through
-``kernels.products`` in one compiled call (faster than numpy's stacked matmul there, slower
-beyond); the other products have no stacked small-matrix form and are BLAS-bound, so they have
-no kernels.
+Paths (chosen for matmul by :func:`rules.core.dispatch.paths`):
+
+* algebra path: where a pullback is a plain matrix product (matmul of matrices or of stacks of
+  one batch shape, ``dot`` of matrices, ``inner`` of matrices, ``outer`` of vectors) it is
+  written with the tangent algebra, so any cotangent type with ``@`` (and ``.mT``, ``.conj()``)
+  flows through: a low-rank cotangent stays low rank. The pushforwards of matmul, and of ``dot``
+  and ``inner`` of matrices, take the algebra path in the same way.
+* array-formula path: the other cases (matmul with vectors or broadcast batch axes, N-D
+  contractions, scalars, ``vdot``, ``kron``) need elementwise access or reshapes and take their
+  cotangent through :func:`rules.core.cotangents.as_array_cotangent`.
+* kernel path: stacks of matrices up to ``kernels.crossovers.MATMUL_STACK_MAX_N`` on a side with
+  equal batch shapes go through ``kernels.products`` in one compiled call (faster than numpy's
+  stacked matmul there, slower beyond); one plain matrix and larger stacks are numpy's BLAS
+  matmul. The other products have no stacked small-matrix form and are BLAS-bound, so they have
+  no kernels.
 
 References
 ----------
@@ -31,11 +36,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from kernels import crossovers
 from kernels import products as kproducts
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent, conj
-from rules.core.dispatch import as_stack, kernel_operands, unstack
+from rules.core.dispatch import paths
 from rules.core.nesting import as_array
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule
@@ -59,20 +63,98 @@ def _matmul(A: Any, B: Any, name: str = "np.matmul") -> Any:
     return _call(name, operator.matmul, A, B)
 
 
-def _small_stack(*arrays: np.ndarray) -> bool:
-    """Stacks of equal batch shape, matrices at most ``crossovers.MATMUL_STACK_MAX_N`` on a side."""
-    first = arrays[0]
-    return (
-        first.ndim >= 3
-        and all(a.ndim == first.ndim and a.shape[:-2] == first.shape[:-2] for a in arrays)
-        and max(max(a.shape[-2:]) for a in arrays) <= crossovers.MATMUL_STACK_MAX_N
-    )
-
-
 def _as_matrices(A: Any, B: Any) -> tuple[Any, Any, bool, bool]:
     """Promote 1-D operands to matrices as ``np.matmul`` does: a row on the left, a column on the right."""
     a_vector, b_vector = np.ndim(A) == 1, np.ndim(B) == 1
     return (A[None, :] if a_vector else A), (B[:, None] if b_vector else B), a_vector, b_vector
+
+
+# --- np.matmul: the paths ----------------------------------------------------------------------
+# ``C = A B``: A_bar = C_bar B^H, B_bar = A^H C_bar; C_dot = A_dot B + A B_dot (module docstring).
+
+
+def _pullback_algebra(A: Any, B: Any, C_bar: Any) -> tuple[Any, Any]:
+    """Algebra path (matrices, or stacks of one batch shape): ``(C_bar B^H, A^H C_bar)``.
+
+    Any cotangent type with ``@`` (and ``.mT``, ``.conj()``) flows through: a low-rank cotangent
+    stays low rank. Also the BLAS path of plain matrices and of stacks above the crossover.
+    """
+    return _matmul(C_bar, adjoint(B)), _matmul(adjoint(A), C_bar)
+
+
+def _pullback_formula(A: Any, B: Any, C_bar: Any) -> tuple[Any, Any]:
+    """Array-formula path: ``C_bar B^H`` and ``A^H C_bar`` with vectors and broadcast batch axes."""
+    C_bar = as_array_cotangent(C_bar, "np.matmul's pullback with broadcasting or vectors")
+    A2, B2, a_vector, b_vector = _as_matrices(as_array(A), as_array(B))
+    if a_vector and b_vector:
+        C_bar = np.reshape(C_bar, (1, 1))
+    elif a_vector:
+        C_bar = C_bar[..., None, :]
+    elif b_vector:
+        C_bar = C_bar[..., :, None]
+    A_bar = unbroadcast(C_bar @ adjoint(B2), A2.shape)
+    B_bar = unbroadcast(adjoint(A2) @ C_bar, B2.shape)
+    return (A_bar[0] if a_vector else A_bar), (B_bar[:, 0] if b_vector else B_bar)
+
+
+def _pushforward_algebra(A: Any, B: Any, A_dot: Any, B_dot: Any) -> Any:
+    """Algebra path (and array formula): ``A_dot B + A B_dot``; numpy's ``@`` broadcasts.
+
+    A zero tangent stays symbolic: ``ZeroTangent() @ B`` is ``ZeroTangent()``, the identity of +.
+    """
+    return _matmul(A_dot, B) + _matmul(A, B_dot)
+
+
+def _pullback_kernel(A: np.ndarray, B: np.ndarray, C_bar: np.ndarray) -> tuple[Any, Any]:
+    """Kernel path: a ``(b, m, k) @ (b, k, p)`` stack in one compiled call."""
+    return kproducts.matmul_pullback_batched(A, B, C_bar)
+
+
+def _pushforward_kernel(
+    A: np.ndarray, B: np.ndarray, A_dot: np.ndarray, B_dot: np.ndarray
+) -> np.ndarray:
+    """Kernel path: ``A_dot B + A B_dot`` for a stack in one compiled call (tangents shaped as the operands)."""
+    if A_dot.shape != A.shape or B_dot.shape != B.shape:  # numpy broadcasts them; the kernel not
+        return _pushforward_algebra(A, B, A_dot, B_dot)
+    return kproducts.matmul_pushforward_batched(A, B, A_dot, B_dot)
+
+
+# Kernel path: stacks up to the crossover on a side in one compiled call; one matrix and larger
+# stacks are numpy's (BLAS) matmul, the algebra path on the normalised operands. Vectors and
+# broadcast batch axes take the array formula (the rule sends them there by shape).
+_PULLBACK = paths(
+    algebra=_pullback_algebra,
+    formula=_pullback_formula,
+    batched=_pullback_kernel,
+    large=_pullback_algebra,
+    large_takes_stacks=True,
+    single_max_n=None,
+    stack_max_n="MATMUL_STACK_MAX_N",
+    common_dtype=True,
+)
+_PUSHFORWARD = paths(
+    algebra=_pushforward_algebra,
+    formula=_pushforward_algebra,
+    batched=_pushforward_kernel,
+    large=_pushforward_algebra,
+    large_takes_stacks=True,
+    single_max_n=None,
+    stack_max_n="MATMUL_STACK_MAX_N",
+    common_dtype=True,
+)
+
+
+def _paths_of(paths_: Any, A: Any, B: Any) -> Any:
+    """The function of the (co)tangents of ``A @ B``, or ``None``: take the array formula.
+
+    ``None`` for vectors and broadcast batch axes (a shape question, settled in the forward
+    pass); else ``paths_.given(A, B)`` (:func:`rules.core.dispatch.paths`).
+    """
+    a_shape, b_shape = np.shape(A), np.shape(B)
+    if len(a_shape) < 2 or len(b_shape) < 2 or a_shape[:-2] != b_shape[:-2]:
+        return None
+    n = max(*a_shape[-2:], *b_shape[-2:])  # the kernels' crossover is on the largest side
+    return paths_.given(A, B, n=n)
 
 
 @rrule.register(np.matmul)
@@ -93,52 +175,19 @@ def matmul_rrule(A: Any, B: Any) -> tuple[Any, Any]:
     C = _matmul(A, B)
     project_A, project_B = ProjectTo(A), ProjectTo(B)
     C_shape = np.shape(C)
-    # Two plain matrices: the pullback is two BLAS products, with no dispatch in the way.
-    matrices = type(A) is np.ndarray and type(B) is np.ndarray and A.ndim == B.ndim == 2
-    stacks = type(A) is np.ndarray and type(B) is np.ndarray and A.ndim >= 3
+    pullback_of = _paths_of(_PULLBACK, A, B)  # the path of A and B decided once, here
+    no_tangent = NoTangent()
 
     def matmul_pullback(C_bar: Any) -> tuple[Any, Any, Any]:
         C_bar = unthunk(C_bar)
         check_shape("np.matmul pullback", "the cotangent", C_bar, C_shape)
-        if matrices:
-            return (
-                NoTangent(),
-                project_A(_matmul(C_bar, adjoint(B))),
-                project_B(_matmul(adjoint(A), C_bar)),
-            )
-        operands = kernel_operands(A, B, C_bar) if stacks else None
-        if operands is not None and _small_stack(*operands):
-            A_k, B_k, C_bar_k = operands
-            A_bar, B_bar = kproducts.matmul_pullback_batched(
-                as_stack(A_k), as_stack(B_k), as_stack(C_bar_k)
-            )
-            return (
-                NoTangent(),
-                project_A(unstack(A_bar, A_k.shape)),
-                project_B(unstack(B_bar, B_k.shape)),
-            )
-        return NoTangent(), *_matmul_pullback_generic(A, B, C_bar, project_A, project_B)
+        if pullback_of is None:
+            A_bar, B_bar = _pullback_formula(A, B, C_bar)
+        else:
+            A_bar, B_bar = pullback_of(C_bar)
+        return no_tangent, project_A(A_bar), project_B(B_bar)
 
     return C, matmul_pullback
-
-
-def _matmul_pullback_generic(
-    A: Any, B: Any, C_bar: Any, project_A: Any, project_B: Any
-) -> tuple[Any, Any]:
-    """Algebra path (two matrices) or array-formula path: ``C_bar B^H`` and ``A^H C_bar``."""
-    if np.ndim(A) == np.ndim(B) == 2:  # no broadcasting or vectors: any tangent type with @ works
-        return project_A(_matmul(C_bar, adjoint(B))), project_B(_matmul(adjoint(A), C_bar))
-    C_bar = as_array_cotangent(C_bar, "np.matmul's pullback with broadcasting or vectors")
-    A2, B2, a_vector, b_vector = _as_matrices(as_array(A), as_array(B))
-    if a_vector and b_vector:
-        C_bar = np.reshape(C_bar, (1, 1))
-    elif a_vector:
-        C_bar = C_bar[..., None, :]
-    elif b_vector:
-        C_bar = C_bar[..., :, None]
-    A_bar = unbroadcast(C_bar @ adjoint(B2), A2.shape)
-    B_bar = unbroadcast(adjoint(A2) @ C_bar, B2.shape)
-    return project_A(A_bar[0] if a_vector else A_bar), project_B(B_bar[:, 0] if b_vector else B_bar)
 
 
 @frule.register(np.matmul)
@@ -149,16 +198,10 @@ def matmul_frule(tangents: tuple[Any, Any, Any], A: Any, B: Any) -> tuple[Any, A
         return sparse_matmul_frule(tangents, A, B)
     _, A_dot, B_dot = (unthunk(t) for t in tangents)
     C = _matmul(A, B)
-    stacks = type(A) is np.ndarray and type(B) is np.ndarray and A.ndim >= 3
-    operands = kernel_operands(A, B, A_dot, B_dot) if stacks else None
-    if operands is not None and _small_stack(*operands):
-        A_k, B_k, A_dot_k, B_dot_k = operands
-        C_dot = kproducts.matmul_pushforward_batched(
-            as_stack(A_k), as_stack(B_k), as_stack(A_dot_k), as_stack(B_dot_k)
-        )
-        return C, ProjectTo(C)(C_dot.reshape(C.shape))
-    # A zero tangent stays symbolic: ZeroTangent() @ B is ZeroTangent(), the identity of +.
-    return C, ProjectTo(C)(_matmul(A_dot, B) + _matmul(A, B_dot))
+    pushforward_of = _paths_of(_PUSHFORWARD, A, B)
+    if pushforward_of is None:
+        return C, ProjectTo(C)(_pushforward_algebra(A, B, A_dot, B_dot))
+    return C, ProjectTo(C)(pushforward_of(A_dot, B_dot))
 
 
 # --- shared helpers of the bilinear products -----------------------------------------------------

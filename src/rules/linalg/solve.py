@@ -8,16 +8,9 @@ For ``X = A^{-1} B`` (Giles 2008, section 2.2.3) with the complex convention
     \dot X = A^{-1} (\dot B - \dot A X), \qquad
     \bar B = A^{-H} \bar X, \qquad \bar A = -\bar B X^H.
 
-The forward pass factors ``A`` once and keeps the factors: the pullback's ``A^{-H} \bar X`` and
-the pushforward's ``A^{-1}(\cdot)`` are solves with them, not a second factorization
-(``rules.linalg._systems``: the batched LU kernel for small stacks, LAPACK ``getrf``/``getrs``
-for large matrices). Small stacks run the fused kernel ``kernels.solve.solve_pullback_batched``
-(both cotangents in one compiled call). The exception is a mid-size stack (orders above
-``kernels.crossovers.SOLVE_STACK_MAX_N`` up to ``SOLVE_GUFUNC_STACK_MAX_N``, general ``A``): numpy's batched ``np.linalg.solve`` runs it,
-which keeps no factors, so the pullback factors ``A^H`` again; a Python loop over LAPACK calls
-would cost more than that. ``b`` of shape ``(n,)`` is a vector, ``(..., n, k)`` a
-stack of matrices (numpy 2 and scipy semantics); batch axes broadcast and cotangents are summed
-back over them. With one matrix ``a``, a stacked ``b`` is solved as the columns of one system.
+``b`` of shape ``(n,)`` is a vector, ``(..., n, k)`` a stack of matrices (numpy 2 and scipy
+semantics); batch axes broadcast and cotangents are summed back over them. With one matrix
+``a``, a stacked ``b`` is solved as the columns of one system.
 
 ``scipy.linalg.solve``'s ``assume_a`` says which entries of ``a`` are read. General (``None``,
 ``'gen'``, ``'banded'``: scipy detects the band from the values, so every entry counts): the
@@ -31,10 +24,25 @@ structures read only those entries: the cotangent is masked to them (these are s
 matrix scipy reads, not by scipy's O(n^2) special solvers). ``transposed=True`` (real only)
 solves ``A^T X = B``.
 
-Algebra path: with one matrix ``a`` and a matrix ``b`` (no broadcasting, no vector), a cotangent
-of any type with ``@`` flows through ``B_bar = A^{-H} @ X_bar`` (the inverse from the kept
-factors) without being converted; ``'diagonal'``/``'tridiagonal'``/triangular structures need
-elementwise masking and convert with ``as_array_cotangent``.
+Paths:
+
+* algebra path: with one matrix ``a`` and a matrix ``b`` (no broadcasting, no vector), a
+  cotangent of any type with ``@`` flows through ``B_bar = A^{-H} @ X_bar`` (the inverse from
+  the kept factors) without being converted; ``'diagonal'``/``'tridiagonal'``/triangular
+  structures need elementwise masking and convert with ``as_array_cotangent``.
+* array-formula path: none of its own; every ndarray is cast to the kernel dtype the forward
+  pass factored in.
+* kernel path: the forward pass factors ``A`` once and keeps the factors; the pullback's
+  ``A^{-H} \bar X`` and the pushforward's ``A^{-1}(\cdot)`` are solves with them, not a second
+  factorization. :func:`rules.linalg._systems.factor` chooses the factorization with
+  :func:`rules.core.dispatch.paths`: the batched LU (Cholesky) kernels for stacks up to
+  ``kernels.crossovers.SOLVE_STACK_MAX_N``, with the fused kernels
+  ``kernels.solve.solve_pullback_batched`` and ``solve_pushforward_batched`` (both cotangents
+  in one compiled call); for mid-size stacks of general ``A`` (up to
+  ``SOLVE_GUFUNC_STACK_MAX_N``) numpy's batched ``np.linalg.solve``, which keeps no factors, so
+  the pullback factors ``A^H`` again (a Python loop over LAPACK calls would cost more); LAPACK
+  ``getrf``/``getrs`` (``potrf``, ``sytrf``/``hetrf`` for the structures) per matrix above,
+  and for one matrix at every order.
 
 References
 ----------
@@ -70,6 +78,69 @@ from rules.linalg._systems import (
     read_matrix,
 )
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
+
+# --- the algebra path --------------------------------------------------------------------------
+# One matrix a and a matrix b (no broadcasting, no vector): the inverse from the kept factors,
+# then only @, -, + of the tangent algebra, so a cotangent of any type with @ flows through.
+
+
+def _inverse(F: Factorization, n: int, dtype: Any, trans: int) -> np.ndarray:
+    """``op(A)^-1`` of one matrix from its kept factors (``trans`` 0: ``A``, 2: ``A^H``)."""
+    return F.solve(np.eye(n, dtype=dtype)[None], trans)[0]
+
+
+def _pullback_algebra(F: Factorization, X: np.ndarray, X_bar: Any) -> tuple[Any, Any]:
+    """``B_bar = A^-H @ X_bar``, ``A_bar = -(B_bar @ X^H)`` for ``X`` (n, k)."""
+    B_bar = _inverse(F, len(X), X.dtype, 2) @ X_bar
+    return -(B_bar @ adjoint(X)), B_bar
+
+
+def _pushforward_algebra(F: Factorization, X: np.ndarray, A_dot: Any, B_dot: Any) -> Any:
+    """``X_dot = A^-1 @ (B_dot - A_dot @ X)``; zero tangents stay symbolic."""
+    return _inverse(F, len(X), X.dtype, 0) @ (ZeroTangent() + B_dot - A_dot @ X)
+
+
+# --- the array-formula path: none of its own -----------------------------------------------------
+# Every ndarray is cast to the kernel dtype the forward pass factored in (numpy.linalg's dtype
+# rules), so the kernel path below takes every ndarray.
+
+# --- the kernel path -----------------------------------------------------------------------------
+# Solves with the factors the forward pass kept (rules.linalg._systems.factor, chosen there by
+# rules.core.dispatch.paths); the batched LU has fused kernels for both cotangents.
+
+
+def _pullback_kernel(F: Factorization, X: np.ndarray, X_bar: np.ndarray) -> tuple[Any, Any]:
+    """``(A_bar, B_bar)`` stacks ``(s, n, n)``, ``(s, n, k)`` from the stacks ``X`` and ``X_bar``."""
+    if isinstance(F, BatchedLU):  # both cotangents in one compiled call
+        return ksolve.solve_pullback_batched(F.lu, F.piv, X, X_bar)
+    B_bar = F.solve(X_bar, 2)  # A^-H X_bar with the forward's factors
+    A_bar = B_bar @ adjoint(X)
+    np.negative(A_bar, out=A_bar)
+    return A_bar, B_bar
+
+
+def _pushforward_kernel(
+    F: Factorization, X: np.ndarray, A_dot: np.ndarray | None, B_dot: np.ndarray
+) -> np.ndarray:
+    """``X_dot = A^-1 (B_dot - A_dot X)`` on stacks; ``A_dot`` ``None`` for a zero tangent."""
+    if A_dot is None:
+        return F.solve(B_dot, 0)
+    if isinstance(F, BatchedLU):
+        return ksolve.solve_pushforward_batched(F.lu, F.piv, X, A_dot, B_dot)
+    return F.solve(B_dot - A_dot @ X, 0)
+
+
+def _one_system_pullback(F: LapackLU, X: np.ndarray, x_bar: np.ndarray, vector: bool) -> Any:
+    """Kernel path of the common call, one matrix and one right-hand side: LAPACK directly."""
+    lu, piv = F.factors[0]
+    b_bar = F.getrs(lu, piv, x_bar, trans=2)[0]
+    if vector:  # a_bar = -outer(b_bar, conj(x))
+        a_bar = b_bar[:, None] * X[:, 0].conj()
+    else:
+        a_bar = b_bar @ adjoint(X)
+    np.negative(a_bar, out=a_bar)
+    return a_bar, b_bar
+
 
 # --- the shared rule ---------------------------------------------------------------------------
 
@@ -117,6 +188,20 @@ class _Solve:
             x = layout.solution(self.X)
         self.x = x.astype(result, copy=False)
 
+    def _algebra(self, plain: bool) -> bool:
+        """Whether (co)tangents take the algebra path: the one path test of the rule.
+
+        ``plain``: they are ndarrays (or zeros), which take the kernel path. Others take the
+        algebra path where the layout is one matrix ``a`` and a matrix ``b`` of a structure read
+        in full; elsewhere they are converted by ``as_array_cotangent`` (or refused by name).
+        """
+        return (
+            not plain
+            and self.layout.folded
+            and len(self.layout.b_shape) == 2
+            and self.structure in ("general", "sym", "her", "pos")
+        )
+
     def pullback(self, x_bar: Any) -> tuple[Any, Any]:
         """``(a_bar, b_bar)`` before projection."""
         layout = self.layout
@@ -124,39 +209,20 @@ class _Solve:
             check_shape(f"{self.name} pullback", "the cotangent", x_bar, self.x.shape)
             return np.zeros(layout.a_shape, self.work), np.zeros(layout.b_shape, self.work)
         if self.single and type(x_bar) is np.ndarray and x_bar.shape == self.x.shape:
-            lu, piv = self.F.factors[0]  # type: ignore[union-attr]
-            b_bar = self.F.getrs(lu, piv, cast(x_bar, self.work), trans=2)[0]
-            X = self.X[0]
-            if layout.vector:  # a_bar = -outer(b_bar, conj(x))
-                a_bar = b_bar[:, None] * X[:, 0].conj()
-            else:
-                a_bar = b_bar @ adjoint(X)
-            np.negative(a_bar, out=a_bar)
+            a_bar, b_bar = _one_system_pullback(
+                self.F,  # type: ignore[arg-type]
+                self.X[0],
+                cast(x_bar, self.work),
+                layout.vector,
+            )
             return self._a_cotangent(a_bar), b_bar
         check_shape(f"{self.name} pullback", "the cotangent", x_bar, self.x.shape)
-        if (
-            type(x_bar) is not np.ndarray
-            and layout.folded
-            and len(layout.b_shape) == 2
-            and self.structure in ("general", "sym", "her", "pos")
-        ):
-            return self._pullback_generic(x_bar)
+        if self._algebra(type(x_bar) is np.ndarray):
+            a_bar, b_bar = _pullback_algebra(self.F, self.X[0], x_bar)
+            return self._a_cotangent(a_bar), b_bar
         x_bar = as_array(as_array_cotangent(x_bar, f"{self.name}'s pullback"))
-        X_bar = layout.rhs(cast(x_bar, self.work))
-        if isinstance(self.F, BatchedLU):  # both cotangents in one compiled call
-            A_bar, B_bar = ksolve.solve_pullback_batched(self.F.lu, self.F.piv, self.X, X_bar)
-        else:
-            B_bar = self.F.solve(X_bar, 2)  # A^-H X_bar with the forward's factors
-            A_bar = B_bar @ adjoint(self.X)
-            np.negative(A_bar, out=A_bar)
+        A_bar, B_bar = _pullback_kernel(self.F, self.X, layout.rhs(cast(x_bar, self.work)))
         return self._a_cotangent(layout.a_cotangent(A_bar)), layout.b_cotangent(B_bar)
-
-    def _pullback_generic(self, x_bar: Any) -> tuple[Any, Any]:
-        """One matrix, a matrix ``b``: ``B_bar = A^-H @ X_bar`` with the tangent algebra."""
-        n = self.layout.n
-        inverse_h = self.F.solve(np.eye(n, dtype=self.work)[None], 2)[0]  # A^-H from the factors
-        b_bar = inverse_h @ x_bar
-        return self._a_cotangent(-(b_bar @ adjoint(self.X[0]))), b_bar
 
     def _a_cotangent(self, G: Any) -> Any:
         G = G.mT if self.transposed else G
@@ -171,11 +237,8 @@ class _Solve:
         if not isinstance(a_dot, AbstractZero):
             A_dot = fold_cotangent(a_dot, self.structure, f"{self.name}'s pushforward")
             A_dot = A_dot.mT if self.transposed else A_dot
-        plain = all(isinstance(t, np.ndarray | AbstractZero) for t in (A_dot, b_dot))
-        if not plain and layout.folded and len(layout.b_shape) == 2:
-            rhs = ZeroTangent() + b_dot - A_dot @ self.X[0]
-            inverse = self.F.solve(np.eye(layout.n, dtype=self.work)[None], 0)[0]
-            return inverse @ rhs
+        if self._algebra(all(isinstance(t, np.ndarray | AbstractZero) for t in (A_dot, b_dot))):
+            return _pushforward_algebra(self.F, self.X[0], A_dot, b_dot)
         A_k, B_k = (
             None
             if isinstance(t, AbstractZero)
@@ -183,14 +246,8 @@ class _Solve:
             for t in (A_dot, b_dot)
         )
         B_k = np.zeros_like(self.X) if B_k is None else layout.rhs(B_k)
-        if A_k is None:
-            X_dot = self.F.solve(B_k, 0)
-        elif isinstance(self.F, BatchedLU):
-            A_k = layout.matrices(A_k)
-            X_dot = ksolve.solve_pushforward_batched(self.F.lu, self.F.piv, self.X, A_k, B_k)
-        else:
-            X_dot = self.F.solve(B_k - layout.matrices(A_k) @ self.X, 0)
-        return layout.solution(X_dot)
+        A_k = None if A_k is None else layout.matrices(A_k)
+        return layout.solution(_pushforward_kernel(self.F, self.X, A_k, B_k))
 
 
 def _rrule(system: _Solve, a: Any, b: Any) -> tuple[np.ndarray, Any]:

@@ -58,8 +58,22 @@ Conventions: float32 stays float32, complex64 takes the numpy formula, the other
 kernels. ``hermitian=True`` reads ``A`` as Hermitian (its lower triangle), so the cotangent is
 the Hermitian ``(G + G^H)/2`` and forward tangents are read through their Hermitian part.
 ``svdvals`` and ``compute_uv=False`` compute the vectors in the forward pass; the values agree with
-LAPACK's values-only driver to rounding. Cotangents need elementwise access, so they go through
-``as_array_cotangent``.
+LAPACK's values-only driver to rounding.
+
+Paths (DESIGN.md section 7):
+
+* algebra path: none. ``F^- o``, ``F^+ o`` and the gauge and tie checks need elementwise access,
+  so cotangents go through ``as_array_cotangent`` (other tangent types raise ``TypeError``).
+* array-formula path: :func:`svd_pullback_formula` and :func:`svd_pushforward_formula`, the
+  formulas above in stacked numpy, for operands that fail :func:`rules.core.dispatch.kernel_eligible`
+  (complex64, which has no kernels); also the kernels' reference in the tests.
+* kernel path: ``kernels.svd`` (``svd_pullback``, ``svd_pullback_batched``,
+  ``svdvals_pullback_batched``, ``svd_pushforward_batched``), one matrix or a stack in one call.
+  The choice between the unrolled loop kernels and the tiled BLAS code is made inside those
+  functions (``kernels._spectral.use_loops``), governed by the crossover entry
+  ``kernels.crossovers.SVD_LOOPS_MAX_N`` on ``max(m, n)``: loops up to it, BLAS above. The
+  forward pass of a stack of small matrices takes the batched kernel (``kernels.svd_forward``) up
+  to ``SVD_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise.
 
 References
 ----------

@@ -17,12 +17,19 @@ cotangent of ``T`` lives on the triangle that is read, as JAX and PyTorch projec
 ``LowerTriangular``/``UpperTriangular`` input gets a cotangent of that type through ``ProjectTo``.
 
 A triangular matrix is its own factorization: the forward pass keeps nothing but ``T`` and
-``X``. Kernel path (float32/float64/complex128): per matrix, systems with ``n * n * k < 32**3``
-run as one compiled loop over the stack (``kernels.triangular``, also the forward solve, which
-scipy otherwise loops over in Python), larger ones one BLAS ``trsm`` and one ``gemm`` each.
-The masking needs elementwise access, so cotangents are converted with ``as_array_cotangent``
-(no algebra path for user tangent types). Batch axes broadcast as in scipy (``b`` of shape
-``(n,)`` is a vector, ``(..., n, k)`` a stack); one ``T`` with a stacked ``b`` is one system.
+``X``. Batch axes broadcast as in scipy (``b`` of shape ``(n,)`` is a vector, ``(..., n, k)`` a
+stack); one ``T`` with a stacked ``b`` is one system.
+
+Paths (chosen by :func:`rules.core.dispatch.paths`, for the forward solve too):
+
+* algebra path: none; the masking ``tri`` needs elementwise access, so cotangents are converted
+  with ``as_array_cotangent`` (other tangent types raise ``TypeError``).
+* array-formula path: the formulas with scipy's (batched) ``solve_triangular`` and
+  ``np.tril``/``np.triu``, for operands the kernels do not take.
+* kernel path (float32/float64/complex128): while ``n * n * k`` stays up to
+  ``kernels.crossovers.SOLVE_TRIANGULAR_KERNEL_MAX_SIZE`` one compiled loop over the stack
+  (``kernels.triangular``, also the forward solve, which scipy otherwise loops over in Python);
+  above, one BLAS ``trsm`` and one ``gemm`` per matrix.
 
 A zero on the diagonal (without ``unit_diagonal``) raises ``LinAlgError`` naming the function
 and the shape, as scipy does; NaN in gives NaN out (with ``check_finite=False``).
@@ -35,14 +42,15 @@ References
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
 
-from kernels import crossovers
 from kernels import triangular as ktri
 from rules.core.cotangents import as_array_cotangent
+from rules.core.dispatch import paths
 from rules.core.nesting import as_array, call, innermost_value, is_traced
 from rules.core.registry import frule, rrule
 from rules.linalg import traced_systems
@@ -61,63 +69,152 @@ NAME = "scipy.linalg.solve_triangular"
 _TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
 
 
-class _Triangular:
-    """The forward pass: ``T`` and ``X`` as kernel stacks, and the flags as kernel arguments."""
+# --- the algebra path: none (tri() needs elementwise access) ------------------------------------
 
-    __slots__ = ("T", "X", "blas", "layout", "lower", "trans", "unit", "x")
+# --- the array-formula path --------------------------------------------------------------------
+
+
+def _tri(G: Any, lower: bool, unit: bool) -> Any:
+    """The triangle of ``G`` that is read (without the diagonal when ``unit``)."""
+    return np.tril(G, -1 if unit else 0) if lower else np.triu(G, 1 if unit else 0)
+
+
+def _op(M: Any, trans: int) -> Any:
+    """``op(M)``: ``M``, ``M^T`` or ``M^H`` for ``trans`` 0, 1, 2 (on the last two axes)."""
+    return (M, M.mT, M.mT.conj())[trans]
+
+
+def _solve_formula(T: Any, B: Any, lower: bool, trans: int, unit: bool) -> Any:
+    """``op(T)^-1 B`` by scipy (which loops over a stack)."""
+    return call(sla.solve_triangular, T, B, trans, lower, unit, check_finite=False)
+
+
+def _pullback_formula(
+    T: Any, X: Any, X_bar: Any, lower: bool, trans: int, unit: bool
+) -> tuple[Any, Any]:
+    """``B_bar = op(T)^-H X_bar`` and ``T_bar = tri(op^*(-B_bar X^H))``."""
+    if trans == 1:  # (T^T)^-H = conj(T)^-1
+        B_bar = _solve_formula(T, X_bar.conj(), lower, 0, unit).conj()
+    else:  # T^-H for op = N, T^-1 for op = H
+        B_bar = _solve_formula(T, X_bar, lower, 2 - trans, unit)
+    G = -(B_bar @ X.mT.conj())  # the cotangent of op(T)
+    return _tri(_op(G, trans), lower, unit), B_bar
+
+
+def _pushforward_formula(
+    T: Any, X: Any, T_dot: Any, B_dot: Any, lower: bool, trans: int, unit: bool
+) -> Any:
+    """``X_dot = op(T)^-1 (B_dot - op(tri(T_dot)) X)``."""
+    return _solve_formula(T, B_dot - _op(_tri(T_dot, lower, unit), trans) @ X, lower, trans, unit)
+
+
+# --- the kernel path: paths() per combination of the flags -------------------------------------
+
+
+class _Paths:
+    """The forward solve, pullback and pushforward of one ``(lower, trans, unit)``, as ``paths()``.
+
+    Operands are the ``(s, n, n)``/``(s, n, k)`` stacks of :class:`rules.linalg._systems.Layout`
+    (``s = 1`` for one system); the order compared with the crossover is ``n * n * k``.
+    """
+
+    __slots__ = ("pullback", "pushforward", "solve")
+
+    def __init__(self, lower: bool, trans: int, unit: bool) -> None:
+        flags = (lower, trans, unit)
+
+        def solve_formula(T: Any, B: Any) -> Any:
+            return _solve_formula(T, B, *flags)
+
+        def solve_kernel(T: np.ndarray, B: np.ndarray) -> np.ndarray:
+            return ktri.solve_triangular_batched(T, B, *flags)
+
+        def pullback_formula(T: Any, X: Any, X_bar: Any) -> tuple[Any, Any]:
+            return _pullback_formula(T, X, X_bar, *flags)
+
+        def pullback_kernel(T: np.ndarray, X: np.ndarray, X_bar: np.ndarray) -> Any:
+            return ktri.solve_triangular_pullback_batched(T, X, X_bar, *flags)
+
+        def pullback_blas(T: np.ndarray, X: np.ndarray, X_bar: np.ndarray) -> Any:
+            return ktri.solve_triangular_pullback_blas(T, X, X_bar, *flags)
+
+        def pushforward_formula(T: Any, X: Any, T_dot: Any, B_dot: Any) -> Any:
+            return _pushforward_formula(T, X, T_dot, B_dot, *flags)
+
+        def pushforward_kernel(T: np.ndarray, X: np.ndarray, T_dot: Any, B_dot: Any) -> Any:
+            return ktri.solve_triangular_pushforward_batched(T, X, T_dot, B_dot, *flags)
+
+        def pushforward_blas(T: np.ndarray, X: np.ndarray, T_dot: Any, B_dot: Any) -> Any:
+            return ktri.solve_triangular_pushforward_blas(T, X, T_dot, B_dot, *flags)
+
+        crossover = "SOLVE_TRIANGULAR_KERNEL_MAX_SIZE"  # on n * n * k
+        self.solve = paths(
+            formula=solve_formula,
+            batched=solve_kernel,
+            large=solve_formula,
+            single_max_n=None,
+            stack_max_n=crossover,
+        )
+        self.pullback = paths(
+            formula=pullback_formula,
+            batched=pullback_kernel,
+            large=pullback_blas,
+            single_max_n=None,
+            stack_max_n=crossover,
+        )
+        self.pushforward = paths(
+            formula=pushforward_formula,
+            batched=pushforward_kernel,
+            large=pushforward_blas,
+            single_max_n=None,
+            stack_max_n=crossover,
+        )
+
+
+@functools.cache
+def _paths(lower: bool, trans: int, unit: bool) -> _Paths:
+    """The paths of one combination of the flags (twelve in all), made once."""
+    return _Paths(lower, trans, unit)
+
+
+# --- the rule ----------------------------------------------------------------------------------
+
+
+class _Triangular:
+    """The forward pass: ``T`` and ``X`` as kernel stacks, and the paths of the flags."""
+
+    __slots__ = ("T", "X", "layout", "order", "paths", "pullback_of", "x")
 
     def __init__(self, a: Any, b: Any, trans: Any, lower: Any, unit_diagonal: Any) -> None:
         try:
-            self.trans = _TRANS[trans]
+            trans = _TRANS[trans]
         except (KeyError, TypeError):
             raise ValueError(
                 f"{NAME}: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}"
             ) from None
-        self.lower, self.unit = bool(lower), bool(unit_diagonal)  # Python bools: one compile
+        unit = bool(unit_diagonal)  # Python bools: one compile
         A0 = a if type(a) is np.ndarray else as_array(a)
         b0 = b if type(b) is np.ndarray else as_array(b)
         work, result = linalg_dtypes(NAME, A0.dtype, b0.dtype)
         square_matrices(NAME, A0)
         self.layout = layout = Layout(NAME, A0.shape, b0.shape)
         self.T = layout.matrices(cast(A0, work))
-        if not self.unit and not np.diagonal(self.T, axis1=1, axis2=2).all():
+        if not unit and not np.diagonal(self.T, axis1=1, axis2=2).all():
             raise singular_error(NAME, A0.shape, "singular (a zero on the diagonal)")
         B = layout.rhs(cast(b0, work))
         n, k = B.shape[1:]
-        self.blas = n * n * k > crossovers.SOLVE_TRIANGULAR_KERNEL_MAX_SIZE
-        if self.blas:
-            self.X = _per_matrix(
-                lambda T, B: call(
-                    sla.solve_triangular,
-                    T,
-                    B,
-                    self.trans,
-                    self.lower,
-                    self.unit,
-                    check_finite=False,
-                ),
-                self.T,
-                B,
-            )
-        else:
-            self.X = ktri.solve_triangular_batched(self.T, B, self.lower, self.trans, self.unit)
+        self.order = n * n * k
+        self.paths = _paths(bool(lower), trans, unit)
+        self.X = self.paths.solve.given(self.T, n=self.order)(B)
         self.x = layout.solution(self.X).astype(result, copy=False)
+        self.pullback_of = self.paths.pullback.given(self.T, self.X, n=self.order)
 
     def pullback(self, x_bar: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(T_bar, B_bar)`` summed back to the shapes of ``a`` and ``b``."""
         x_bar = as_array(as_array_cotangent(x_bar, f"{NAME}'s pullback (triangular masking)"))
         check_shape(f"{NAME} pullback", "the cotangent", x_bar, self.x.shape)
         X_bar = self.layout.rhs(cast(x_bar, self.T.dtype))
-        flags = (self.lower, self.trans, self.unit)
-        if self.blas:
-            T_bar, B_bar = _per_matrix(
-                lambda T, X, X_bar: ktri.solve_triangular_pullback_blas(T, X, X_bar, *flags),
-                self.T,
-                self.X,
-                X_bar,
-            )
-        else:
-            T_bar, B_bar = ktri.solve_triangular_pullback_batched(self.T, self.X, X_bar, *flags)
+        T_bar, B_bar = self.pullback_of(X_bar)
         return self.layout.a_cotangent(T_bar), self.layout.b_cotangent(B_bar)
 
     def pushforward(self, a_dot: Any, b_dot: Any) -> np.ndarray:
@@ -131,29 +228,8 @@ class _Triangular:
                 (b_dot, self.X, self.layout.rhs),
             )
         )
-        flags = (self.lower, self.trans, self.unit)
-        if self.blas:
-            X_dot = _per_matrix(
-                lambda *args: ktri.solve_triangular_pushforward_blas(*args, *flags),
-                self.T,
-                self.X,
-                T_dot,
-                B_dot,
-            )
-        else:
-            X_dot = ktri.solve_triangular_pushforward_batched(self.T, self.X, T_dot, B_dot, *flags)
+        X_dot = self.paths.pushforward(self.T, self.X, T_dot, B_dot, n=self.order)
         return self.layout.solution(X_dot)
-
-
-def _per_matrix(f: Any, *stacks: np.ndarray) -> Any:
-    """``f`` on each matrix of the stacks, results stacked (one matrix: no copies)."""
-    if len(stacks[0]) == 1:
-        out = f(*(s[0] for s in stacks))
-        return tuple(o[None] for o in out) if isinstance(out, tuple) else out[None]
-    results = [f(*(s[t] for s in stacks)) for t in range(len(stacks[0]))]
-    if isinstance(results[0], tuple):
-        return tuple(np.stack(parts) for parts in zip(*results, strict=True))
-    return np.stack(results)
 
 
 @rrule.register(sla.solve_triangular)

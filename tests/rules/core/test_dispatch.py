@@ -108,3 +108,59 @@ def test_index_arrays_follow_the_operands_and_the_stack(declared):
 def test_an_unknown_crossover_name_fails_when_the_paths_are_declared():
     with pytest.raises(AttributeError):
         paths(formula=abs, single_max_n="NO_SUCH_MAX_N", stack_max_n="LU_STACK_MAX_N")
+
+
+def test_without_a_single_crossover_one_matrix_takes_the_large_kernel(monkeypatch):
+    monkeypatch.setattr(crossovers, "LU_STACK_MAX_N", 5)
+    calls = []
+    made = paths(
+        formula=recorder("formula", calls),
+        batched=recorder("batched", calls),
+        large=recorder("large", calls),
+        single_max_n=None,
+        stack_max_n="LU_STACK_MAX_N",
+    )
+    made(np.zeros((2, 2)), np.ones((2, 2)))  # small, but no loop kernel for one matrix
+    made.given(np.zeros((2, 2)))(np.ones((2, 2)))
+    made(np.zeros((3, 2, 2)), np.ones((3, 2, 2)))
+    assert [name for name, _ in calls] == ["large", "large", "batched"]
+    with pytest.raises(ValueError, match="single_max_n"):
+        paths(formula=abs, single=abs, single_max_n=None, stack_max_n="LU_STACK_MAX_N")
+
+
+def test_given_binds_the_large_kernel_of_a_larger_matrix(declared):
+    made, calls = declared
+    pullback = made.given(np.zeros((4, 4)))
+    pullback(np.ones((4, 4)))
+    pullback(Diagonal(np.ones(4)))  # not kernel-ready: chosen again, the algebra path
+    assert [name for name, _ in calls] == ["large", "algebra"]
+
+
+def test_common_dtype_casts_to_the_promoted_kernel_dtype():
+    seen = []
+    made = paths(
+        formula=abs,
+        large=lambda *args: seen.append(args),
+        single_max_n=None,
+        stack_max_n="LU_STACK_MAX_N",
+        common_dtype=True,
+    )
+    made(np.zeros((3, 3), np.float32), np.ones((3, 3)), np.ones((3, 3), np.float32))
+    assert [a.dtype for a in seen[0]] == [np.float64] * 3
+
+
+def test_given_binds_the_batched_kernel_of_a_ready_stack(monkeypatch):
+    monkeypatch.setattr(crossovers, "LU_STACK_MAX_N", 5)
+    stack, seen = np.zeros((2, 4, 4)), []
+    made = paths(
+        formula=abs,
+        batched=lambda *args: seen.append(args[0] is stack) or args[0],
+        large=lambda *args: seen.append("large") or args[0],
+        single_max_n=None,
+        stack_max_n="LU_STACK_MAX_N",
+    )
+    pullback = made.given(stack)
+    pullback(np.ones((2, 4, 4)))  # straight to the kernel: the primal itself, not a view
+    pullback(np.ones((1, 2, 4, 4)))  # another ndim: chosen again, flattened (a view)
+    made.given(np.zeros((2, 6, 6)))(np.ones((2, 6, 6)))  # above the crossover: per matrix
+    assert seen == [True, False, "large", "large"]

@@ -6,6 +6,7 @@ import scipy.linalg as sla
 
 from kernels import crossovers
 from rules import frule, rrule
+from rules.linalg import triangular
 from rules.testing import check_frule, check_rrule
 from tangents import LowerTriangular, NoTangent, UpperTriangular
 
@@ -129,3 +130,27 @@ def test_nan_in_nan_out():
         check_finite=False,
     )
     assert np.isnan(x_dot).any()
+
+
+@pytest.mark.parametrize(("lower", "trans", "unit_diagonal"), FLAGS, ids=IDS)
+def test_the_array_formula_path_agrees_with_the_kernel_path(randn, lower, trans, unit_diagonal):
+    a, b = triangular_system(randn, np.complex128, (3, 4, 4), (3, 4, 2))
+    T, x_bar, T_dot, b_dot = a, randn(np.complex128, 3, 4, 2), randn(np.complex128, 3, 4, 4), b
+    x, pullback = rrule(
+        sla.solve_triangular, a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal
+    )
+    flags = (lower, trans, unit_diagonal)
+    want = triangular._pullback_formula(T, x, x_bar, *flags)
+    for got, expected in zip(pullback(x_bar)[1:3], want, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    _, x_dot = frule(
+        (NoTangent(), T_dot, b_dot),
+        sla.solve_triangular,
+        a,
+        b,
+        trans=trans,
+        lower=lower,
+        unit_diagonal=unit_diagonal,
+    )
+    expected = triangular._pushforward_formula(T, x, T_dot, b_dot, *flags)
+    np.testing.assert_allclose(x_dot, expected, rtol=1e-12, atol=1e-12)
