@@ -39,10 +39,34 @@ QRResult = type(jnp.linalg.qr(_eye))
 SlogdetResult = type(jnp.linalg.slogdet(_eye))
 
 
+@jax.custom_vjp
+def _hermitian_part(a: jax.Array) -> jax.Array:
+    """``(a + a^H) / 2``, whose backward pass hands its cotangent through unchanged.
+
+    Its only consumers are the rules of ``cholesky``, ``eigh`` and ``eigvalsh``, whose
+    cotangents are Hermitian (DESIGN.md section 3; so are their conjugates, JAX's cotangents);
+    the derivative of the Hermitian part maps a Hermitian ``g`` to ``(g + g^H) / 2 = g``, so
+    JAX's own transpose of it (a transposed copy and an addition of the whole stack, slower
+    than the rule's pullback on small matrices) would return ``g`` again.
+    """
+    return (a + jnp.conj(jnp.swapaxes(a, -1, -2))) / 2
+
+
+def _hermitian_part_fwd(a: jax.Array) -> tuple[jax.Array, None]:
+    return _hermitian_part(a), None
+
+
+def _hermitian_part_bwd(residual: None, g: jax.Array) -> tuple[jax.Array]:
+    return (g,)
+
+
+_hermitian_part.defvjp(_hermitian_part_fwd, _hermitian_part_bwd)
+
+
 def _symmetrized(a: Any, symmetrize_input: bool) -> jax.Array:
     """``(a + a^H) / 2`` when asked, as JAX does before a Hermitian factorization."""
     a = jnp.asarray(a)
-    return (a + jnp.conj(jnp.swapaxes(a, -1, -2))) / 2 if symmetrize_input else a
+    return _hermitian_part(a) if symmetrize_input else a
 
 
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> jax.Array:
