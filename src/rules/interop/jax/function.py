@@ -45,7 +45,7 @@ try:  # JAX 0.7 and later: callbacks on XLA's own buffers
 except ImportError:  # pragma: no cover - older JAX: jax.pure_callback only
     _buffer_callback = None
 
-from rules import frule, rrule
+from rules import frule, rrule, split_cotangent
 from rules.core.registry import function_name
 from rules.interop._outputs import Structure, cotangent_array, flatten, is_differentiable_dtype
 from tangents import NoTangent, ZeroTangent
@@ -82,8 +82,7 @@ class _Pullbacks:
         flat = token.ravel()
         if flat.size == 0 or (flat != flat[0]).any():
             return None
-        with self._lock:
-            entry = self._entries.get(int(flat[0]))
+        entry = self._entries.get(int(flat[0]))  # one dict read: atomic, no lock needed
         if entry is None:
             return None
         pullback, kept = entry
@@ -123,6 +122,19 @@ def _dummy(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     return np.zeros(shape, dtype)
 
 
+def _leaf_specs(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The specs of the leaves of a call: a tuple argument's elements in place of it."""
+    return tuple(leaf for spec in key for leaf in (spec[1] if spec[0] == "tuple" else (spec,)))
+
+
+def _regroup(key: tuple[Any, ...], leaves: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The positional arguments of a call from its leaves (the inverse of :func:`_leaf_specs`)."""
+    it = iter(leaves)
+    return tuple(
+        tuple(next(it) for _ in spec[1]) if spec[0] == "tuple" else next(it) for spec in key
+    )
+
+
 @functools.lru_cache(maxsize=1024)
 def _result_spec(
     f: Callable[..., Any], kwargs: tuple[Any, ...], inputs: tuple[Any, ...]
@@ -132,10 +144,12 @@ def _result_spec(
     JAX needs them before the callback runs; they come from calling ``f`` once on identity
     matrices (zeros for other shapes) of the same shapes and dtypes.
     """
-    dummies = tuple(spec[1] if spec[0] == "static" else _dummy(*spec) for spec in inputs)
+    dummies = tuple(
+        spec[1] if spec[0] == "static" else _dummy(*spec) for spec in _leaf_specs(inputs)
+    )
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        y = f(*dummies, **dict(kwargs))
+        y = f(*_regroup(inputs, dummies), **dict(kwargs))
     leaves, structure = flatten(y)
     specs = tuple(
         jax.ShapeDtypeStruct(np.shape(leaf), jax.dtypes.canonicalize_dtype(np.asarray(leaf).dtype))
@@ -168,16 +182,23 @@ def _conj(x: np.ndarray) -> np.ndarray:
 
 
 class _Call:
-    """One call signature of a wrapped function: which arguments are operands, their specs."""
+    """One call signature of a wrapped function: which arguments are operands, their specs.
+
+    ``key`` holds one spec per argument: ``("static", value)``, ``(shape, dtype)`` for an
+    operand, or ``("tuple", specs)`` for a tuple argument such as ``cho_solve``'s
+    ``(c, lower)``, whose elements are static options or operands in turn (its leaves).
+    """
 
     def __init__(self, f: Callable[..., Any], kwargs: dict[str, Any], key: tuple[Any, ...]):
         self.f = f
         self.kwargs = kwargs
+        self.key = key
         self.name = f"rules.interop.jax.wrap({function_name(f)})"
-        self.static = tuple(spec[0] == "static" for spec in key)
-        self.statics = tuple(spec[1] for spec in key if spec[0] == "static")
+        leaves = _leaf_specs(key)
+        self.static = tuple(spec[0] == "static" for spec in leaves)
+        self.statics = tuple(spec[1] for spec in leaves if spec[0] == "static")
         self.specs, self.structure = _result_spec(f, tuple(sorted(kwargs.items())), key)
-        self.ranks = tuple(len(spec[0]) for spec in key if spec[0] != "static")
+        self.ranks = tuple(len(spec[0]) for spec in leaves if spec[0] != "static")
         self._transports: dict[tuple[str, Any], Callable[..., Any]] = {}
 
     def transport(self, method: str, live: tuple[bool, ...] | None = None) -> Callable[..., Any]:
@@ -194,7 +215,7 @@ class _Call:
     def arguments(self, operands: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
         """The call's positional arguments: the operands with the static options in place."""
         it, statics = iter(operands), iter(self.statics)
-        return tuple(next(statics) if s else next(it) for s in self.static)
+        return _regroup(self.key, tuple(next(statics) if s else next(it) for s in self.static))
 
     def rule(self, operands: tuple[np.ndarray, ...]) -> tuple[Any, Any]:
         result = rrule(self.f, *self.arguments(operands), **self.kwargs)
@@ -204,7 +225,10 @@ class _Call:
 
     def operand_cotangents(self, cotangents: tuple[Any, ...]) -> tuple[Any, ...]:
         """The cotangents of the operands among a pullback's ``(x1_bar, ..., xn_bar)``."""
-        return tuple(c for c, s in zip(cotangents, self.static, strict=False) if not s)
+        leaves = []
+        for spec, c in zip(self.key, cotangents, strict=False):
+            leaves.extend(split_cotangent(c, len(spec[1])) if spec[0] == "tuple" else (c,))
+        return tuple(c for c, s in zip(leaves, self.static, strict=False) if not s)
 
     # --- the three callbacks -----------------------------------------------------------------
 
@@ -243,7 +267,7 @@ class _Call:
         given = iter(_host(t) for t in values[len(self.ranks) :])
         dots = tuple(next(given) if on else ZeroTangent() for on in live)
         it = iter(dots)
-        tangents = tuple(NoTangent() if s else next(it) for s in self.static)
+        tangents = _regroup(self.key, tuple(NoTangent() if s else next(it) for s in self.static))
         result = frule((NoTangent(), *tangents), self.f, *self.arguments(arrays), **self.kwargs)
         if result is None:
             raise TypeError(
@@ -375,16 +399,21 @@ def _wrap(
         if f not in table:
             raise TypeError(f"{name}: no {table.kind} is registered for {function_name(f)}")
         for a in args:
-            _check_device(name, a)
-        operands, key = [], []
-        for a in args:
+            for e in a if isinstance(a, tuple) else (a,):
+                _check_device(name, e)
+        operands: list[jax.Array] = []
+
+        def spec(a: Any) -> tuple[Any, Any]:
             if _is_static(a):
-                key.append(("static", a))
-            else:
-                x = jnp.asarray(a)
-                operands.append(x)
-                key.append((tuple(x.shape), np.dtype(x.dtype)))
-        call, operation = built(tuple(key))
+                return ("static", a)
+            x = jnp.asarray(a)
+            operands.append(x)
+            return (tuple(x.shape), np.dtype(x.dtype))
+
+        key = tuple(
+            ("tuple", tuple(spec(e) for e in a)) if isinstance(a, tuple) else spec(a) for a in args
+        )
+        call, operation = built(key)
         return call.structure.build(tuple(operation(*operands)))
 
     @functools.lru_cache(maxsize=256)
@@ -416,7 +445,9 @@ def wrap(f: Callable[..., Any], **static_kwargs: Any) -> Callable[..., Any]:
     callable
         ``wrapped(*args)``: ``f``'s output with each array a JAX array (the same structure).
         Python ints, bools, strings and ``None`` among ``args`` are static options; every other
-        argument is an operand (converted with ``jnp.asarray``) on the CPU.
+        argument is an operand (converted with ``jnp.asarray``) on the CPU. A tuple argument,
+        such as ``scipy.linalg.cho_solve``'s ``(c, lower)``, is passed to ``f`` as a tuple of
+        its elements, each a static option or an operand.
 
     Notes
     -----
