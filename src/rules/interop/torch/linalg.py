@@ -25,8 +25,10 @@ __all__ = [
     "inv",
     "lu",
     "lu_factor",
+    "lu_solve",
     "matmul",
     "matrix_exp",
+    "matrix_power",
     "qr",
     "slogdet",
     "solve",
@@ -100,6 +102,28 @@ def lu_factor(A: torch.Tensor, *, pivot: bool = True) -> Any:
     return _types.linalg_lu_factor((LU, (piv + 1).to(torch.int32)))
 
 
+def lu_solve(
+    LU: torch.Tensor,
+    pivots: torch.Tensor,
+    B: torch.Tensor,
+    *,
+    left: bool = True,
+    adjoint: bool = False,
+) -> torch.Tensor:
+    """``torch.linalg.lu_solve``: ``op(A) X = B`` through ``scipy.linalg.lu_solve``.
+
+    ``(LU, pivots)`` as :func:`lu_factor` (or ``torch.linalg.lu_factor``) gives them, 1-based;
+    ``adjoint`` solves with ``A^H`` (scipy's ``trans=2``), ``left=False`` solves
+    ``X op(A) = B``. The pivots are not differentiable.
+    """
+    piv = (pivots - 1).to(torch.int32)  # LAPACK's 1-based pivots as scipy's 0-based ones
+    if not left:  # X op(A) = B is op(A)^T X^T = B^T; conj(A^H) = A^T, conj(A^T) = A^H
+        if adjoint:  # X A^H = B: A X^H = B^H
+            return _op(sla.lu_solve, trans=0)((LU, piv), B.mH).mH
+        return _op(sla.lu_solve, trans=1)((LU, piv), B.mT).mT
+    return _op(sla.lu_solve, trans=2 if adjoint else 0)((LU, piv), B)
+
+
 def solve(A: torch.Tensor, B: torch.Tensor, *, left: bool = True) -> torch.Tensor:
     """``torch.linalg.solve`` (``left=False`` solves ``X A = B``) through ``np.linalg.solve``."""
     if not left:
@@ -142,6 +166,11 @@ def slogdet(A: torch.Tensor) -> Any:
 def matrix_exp(A: torch.Tensor) -> torch.Tensor:
     """``torch.linalg.matrix_exp`` through ``scipy.linalg.expm``."""
     return _op(sla.expm)(A)
+
+
+def matrix_power(A: torch.Tensor, n: int) -> torch.Tensor:
+    """``torch.linalg.matrix_power`` through ``np.linalg.matrix_power`` (``n < 0``: of the inverse)."""
+    return _op(np.linalg.matrix_power)(A, n)
 
 
 def matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:

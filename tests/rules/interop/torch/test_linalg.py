@@ -55,6 +55,20 @@ CASES = {
     "slogdet": (lambda m, A, B: tuple(m.slogdet(A)), "gen", False),
     "matrix_exp": (lambda m, A, B: m.matrix_exp(A / 4), "gen", False),
     "matmul": (lambda m, A, B: m.matmul(A, B), "gen", False),
+    "matrix_power": (lambda m, A, B: m.matrix_power(A / 4, 3), "gen", False),
+    "matrix_power_negative": (lambda m, A, B: m.matrix_power(A, -2), "gen", False),
+    "lu_solve": (lambda m, A, B: m.lu_solve(*m.lu_factor(A), B), "gen", False),
+    "lu_solve_adjoint": (
+        lambda m, A, B: m.lu_solve(*m.lu_factor(A), B, adjoint=True),
+        "gen",
+        False,
+    ),
+    "lu_solve_right": (lambda m, A, B: m.lu_solve(*m.lu_factor(A), B.mT, left=False), "gen", False),
+    "lu_solve_right_adjoint": (
+        lambda m, A, B: m.lu_solve(*m.lu_factor(A), B.mT, left=False, adjoint=True),
+        "gen",
+        False,
+    ),
 }
 
 

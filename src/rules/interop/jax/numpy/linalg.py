@@ -24,6 +24,7 @@ __all__ = [
     "eigvalsh",
     "inv",
     "matmul",
+    "matrix_power",
     "qr",
     "slogdet",
     "solve",
@@ -135,3 +136,8 @@ def slogdet(a: Any) -> Any:
 def matmul(x1: Any, x2: Any) -> jax.Array:
     """``jax.numpy.linalg.matmul`` through ``np.matmul``."""
     return _op(np.matmul)(x1, x2)
+
+
+def matrix_power(a: Any, n: int) -> jax.Array:
+    """``jax.numpy.linalg.matrix_power`` through ``np.linalg.matrix_power`` (``n`` static)."""
+    return _op(np.linalg.matrix_power)(a, int(n))
