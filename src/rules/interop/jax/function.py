@@ -1,8 +1,10 @@
 """``wrap(f)``: a function with an ``rrule`` as a JAX operation, a ``jax.custom_vjp``.
 
-The primal runs in a ``jax.pure_callback``; the forward pass of reverse mode runs
-``rrule(f, *arrays)`` in one and keeps the pullback on the host, handing JAX a token; the
-backward pass runs the pullback in another. Both callbacks use ``vmap_method="broadcast_all"``:
+The primal runs in a host callback (``jax.experimental.buffer_callback``, which reads and
+writes XLA's buffers in place; ``jax.pure_callback`` before JAX 0.7); the forward pass of
+reverse mode runs ``rrule(f, *arrays)`` in one and keeps the pullback on the host, handing JAX a
+token; the backward pass runs the pullback in another. All callbacks use
+``vmap_method="broadcast_all"``:
 under ``vmap`` the rule gets the whole stack in one call (every operand tiled to the batch, so
 that an operand that is not batched still gets one cotangent per slice), which is correct for
 functions that broadcast over leading axes, such as every ``(..., n, n)`` linear-algebra function.
