@@ -28,13 +28,16 @@ __all__ = [
     "lu_solve",
     "matmul",
     "matrix_exp",
+    "matrix_norm",
     "matrix_power",
+    "norm",
     "qr",
     "slogdet",
     "solve",
     "solve_triangular",
     "svd",
     "svdvals",
+    "vector_norm",
 ]
 
 _op = OperationCache(wrap)
@@ -176,3 +179,34 @@ def matrix_power(A: torch.Tensor, n: int) -> torch.Tensor:
 def matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """``torch.linalg.matmul`` through ``np.matmul``."""
     return _op(np.matmul)(A, B)
+
+
+def _dims(dim: Any) -> Any:
+    """A ``dim`` option as a hashable static value (a list becomes a tuple)."""
+    return tuple(dim) if isinstance(dim, list | tuple) else dim
+
+
+def norm(A: torch.Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False) -> torch.Tensor:
+    """``torch.linalg.norm`` through ``np.linalg.norm`` (the same rules for ``ord`` and ``dim``)."""
+    return _op(np.linalg.norm, ord=ord, axis=_dims(dim), keepdims=keepdim)(A)
+
+
+def vector_norm(
+    x: torch.Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False
+) -> torch.Tensor:
+    """``torch.linalg.vector_norm`` through ``np.linalg.vector_norm``."""
+    return _op(np.linalg.vector_norm, ord=ord, axis=_dims(dim), keepdims=keepdim)(x)
+
+
+def matrix_norm(
+    A: torch.Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False
+) -> torch.Tensor:
+    """``torch.linalg.matrix_norm`` through ``np.linalg.matrix_norm`` (``dim`` moved last)."""
+    rows, cols = dim
+    if (rows % A.ndim, cols % A.ndim) != (A.ndim - 2, A.ndim - 1):
+        A = A.movedim((rows, cols), (-2, -1))
+        if keepdim:
+            raise ValueError(
+                "rules.interop.torch.linalg.matrix_norm: keepdim=True needs dim=(-2, -1)"
+            )
+    return _op(np.linalg.matrix_norm, ord=ord, keepdims=keepdim)(A)

@@ -24,12 +24,15 @@ __all__ = [
     "eigvalsh",
     "inv",
     "matmul",
+    "matrix_norm",
     "matrix_power",
+    "norm",
     "qr",
     "slogdet",
     "solve",
     "svd",
     "svdvals",
+    "vector_norm",
 ]
 
 _op = OperationCache(wrap)
@@ -141,3 +144,23 @@ def matmul(x1: Any, x2: Any) -> jax.Array:
 def matrix_power(a: Any, n: int) -> jax.Array:
     """``jax.numpy.linalg.matrix_power`` through ``np.linalg.matrix_power`` (``n`` static)."""
     return _op(np.linalg.matrix_power)(a, int(n))
+
+
+def _axis(axis: Any) -> Any:
+    """An axis option as a hashable static value (a list becomes a tuple)."""
+    return tuple(axis) if isinstance(axis, list | tuple) else axis
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> jax.Array:
+    """``jax.numpy.linalg.norm`` through ``np.linalg.norm`` (its options static)."""
+    return _op(np.linalg.norm, ord=ord, axis=_axis(axis), keepdims=keepdims)(x)
+
+
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> jax.Array:
+    """``jax.numpy.linalg.vector_norm`` through ``np.linalg.vector_norm``."""
+    return _op(np.linalg.vector_norm, ord=ord, axis=_axis(axis), keepdims=keepdims)(x)
+
+
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> jax.Array:
+    """``jax.numpy.linalg.matrix_norm`` (over the last two axes) through ``np.linalg.matrix_norm``."""
+    return _op(np.linalg.matrix_norm, ord=ord, keepdims=keepdims)(x)
