@@ -125,6 +125,10 @@ class Case:
         singular vectors): ``align(result, reference)`` returns the flattened result moved to
         the reference's gauge before the comparison (the reference computes its own LAPACK
         forward; a kernel or a peer may fix the gauge otherwise). ``None``: compared as is.
+    peers_use_rule
+        The peers' versions call this project's rule (the ``rules.interop`` adapter rows): their
+        results are checked against the reference given the rule's forward outputs, as ours
+        are, since the rule's forward may fix the gauge of eigenvectors otherwise than LAPACK.
     """
 
     op: str
@@ -139,6 +143,7 @@ class Case:
     torch: PeerFunction | None = None
     rtol: float = 1e-7
     align: Callable[[tuple[np.ndarray, ...], tuple[np.ndarray, ...]], tuple[Any, ...]] | None = None
+    peers_use_rule: bool = False
 
     @property
     def name(self) -> str:

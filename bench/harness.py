@@ -293,6 +293,7 @@ def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
     callables["numpy"] = lambda: case.reference(inputs)
     callables["forward"] = lambda: case.forward(inputs)
     first_calls = {"ours": seconds}
+    peer_reference = ours_reference if case.peers_use_rule else reference
     peer_results: dict[str, PeerResult] = {}
     for peer in peers:
         if not peer.supports(case):
@@ -303,8 +304,8 @@ def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
             peer_seconds, out = first_call(run)
             fetched = fetch(out)
             if case.align is not None:
-                fetched = case.align(tuple(np.asarray(a) for a in fetched), reference)
-            peer_ok, peer_error = compare(fetched, reference, case.rtol)
+                fetched = case.align(tuple(np.asarray(a) for a in fetched), peer_reference)
+            peer_ok, peer_error = compare(fetched, peer_reference, case.rtol)
         except Exception as exc:  # noqa: BLE001 (a failing peer is reported, the row goes on)
             peer_results[peer.name] = PeerResult("error", f"{type(exc).__name__}: {exc}")
             continue
@@ -319,7 +320,7 @@ def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
         total = peer.total_runner(case, inputs)
         if total is not None:  # checked like the pullback; a failure only drops the column
             try:
-                total_ok, _ = compare(total[1](total[0]()), reference, case.rtol)
+                total_ok, _ = compare(total[1](total[0]()), peer_reference, case.rtol)
             except Exception:  # noqa: BLE001
                 total_ok = False
             if total_ok:

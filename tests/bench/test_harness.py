@@ -107,3 +107,41 @@ def test_the_timed_pullback_is_the_checked_one(monkeypatch):
     callables["ours"]()
     assert len(made) == 1
     assert made[0].calls == 2  # the timed call reused the checked pullback
+
+
+def test_adapter_rows_check_their_peers_given_the_rules_forward_outputs(monkeypatch):
+    # A rule whose forward flips the eigenvector signs that numpy's eigh returns (a gauge), and
+    # a peer that computes through that rule, as the rules.interop adapters do: checked against
+    # the reference at numpy's outputs it disagrees, at the rule's outputs it agrees.
+    from bench.cases import eigh
+
+    from bench import harness
+
+    real_rrule = harness.rrule
+
+    def flipping_rrule(f, *args, **kwargs):
+        (w, V), pullback = real_rrule(f, *args, **kwargs)
+        return (w, -V), lambda y_bar: pullback((y_bar[0], -y_bar[1]))
+
+    monkeypatch.setattr(harness, "rrule", flipping_rrule)
+
+    class ThroughTheRule:
+        name = "jax"
+
+        def supports(self, case):
+            return True
+
+        def runner(self, case, inputs):
+            _, pullback = flipping_rrule(case.function, *inputs.args)
+            return (lambda: pullback(inputs.cotangent)[1:]), tuple
+
+        def total_runner(self, case, inputs):
+            return None
+
+    case = next(c for c in eigh.CASES if c.op == "eigh" and c.kind == "pullback")
+    statuses = {}
+    for use_rule in (False, True):
+        row_case = dataclasses.replace(case, peers_use_rule=use_rule)
+        prepared = harness.prepare(row_case, Size(4), [ThroughTheRule()])
+        statuses[use_rule] = prepared.peers["jax"].status
+    assert statuses == {False: "mismatch", True: "ok"}

@@ -1,8 +1,10 @@
 """``wrap(f)``: a function with an ``rrule`` as a JAX operation, a ``jax.custom_vjp``.
 
-The primal runs in a ``jax.pure_callback``; the forward pass of reverse mode runs
-``rrule(f, *arrays)`` in one and keeps the pullback on the host, handing JAX a token; the
-backward pass runs the pullback in another. Both callbacks use ``vmap_method="broadcast_all"``:
+The primal runs in a host callback (``jax.experimental.buffer_callback``, which reads and
+writes XLA's buffers in place; ``jax.pure_callback`` before JAX 0.7); the forward pass of
+reverse mode runs ``rrule(f, *arrays)`` in one and keeps the pullback on the host, handing JAX a
+token; the backward pass runs the pullback in another. All callbacks use
+``vmap_method="broadcast_all"``:
 under ``vmap`` the rule gets the whole stack in one call (every operand tiled to the batch, so
 that an operand that is not batched still gets one cotangent per slice), which is correct for
 functions that broadcast over leading axes, such as every ``(..., n, n)`` linear-algebra function.
@@ -40,7 +42,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rules import frule, rrule
+try:  # JAX 0.7 and later: callbacks on XLA's own buffers
+    from jax.experimental.buffer_callback import buffer_callback as _buffer_callback
+except ImportError:  # pragma: no cover - older JAX: jax.pure_callback only
+    _buffer_callback = None
+
+from rules import frule, rrule, split_cotangent
 from rules.core.registry import function_name
 from rules.interop._outputs import Structure, cotangent_array, flatten, is_differentiable_dtype
 from tangents import NoTangent, ZeroTangent
@@ -77,8 +84,7 @@ class _Pullbacks:
         flat = token.ravel()
         if flat.size == 0 or (flat != flat[0]).any():
             return None
-        with self._lock:
-            entry = self._entries.get(int(flat[0]))
+        entry = self._entries.get(int(flat[0]))  # one dict read: atomic, no lock needed
         if entry is None:
             return None
         pullback, kept = entry
@@ -118,6 +124,19 @@ def _dummy(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     return np.zeros(shape, dtype)
 
 
+def _leaf_specs(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The specs of the leaves of a call: a tuple argument's elements in place of it."""
+    return tuple(leaf for spec in key for leaf in (spec[1] if spec[0] == "tuple" else (spec,)))
+
+
+def _regroup(key: tuple[Any, ...], leaves: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The positional arguments of a call from its leaves (the inverse of :func:`_leaf_specs`)."""
+    it = iter(leaves)
+    return tuple(
+        tuple(next(it) for _ in spec[1]) if spec[0] == "tuple" else next(it) for spec in key
+    )
+
+
 @functools.lru_cache(maxsize=1024)
 def _result_spec(
     f: Callable[..., Any], kwargs: tuple[Any, ...], inputs: tuple[Any, ...]
@@ -127,10 +146,12 @@ def _result_spec(
     JAX needs them before the callback runs; they come from calling ``f`` once on identity
     matrices (zeros for other shapes) of the same shapes and dtypes.
     """
-    dummies = tuple(spec[1] if spec[0] == "static" else _dummy(*spec) for spec in inputs)
+    dummies = tuple(
+        spec[1] if spec[0] == "static" else _dummy(*spec) for spec in _leaf_specs(inputs)
+    )
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        y = f(*dummies, **dict(kwargs))
+        y = f(*_regroup(inputs, dummies), **dict(kwargs))
     leaves, structure = flatten(y)
     specs = tuple(
         jax.ShapeDtypeStruct(np.shape(leaf), jax.dtypes.canonicalize_dtype(np.asarray(leaf).dtype))
@@ -163,21 +184,40 @@ def _conj(x: np.ndarray) -> np.ndarray:
 
 
 class _Call:
-    """One call signature of a wrapped function: which arguments are operands, their specs."""
+    """One call signature of a wrapped function: which arguments are operands, their specs.
+
+    ``key`` holds one spec per argument: ``("static", value)``, ``(shape, dtype)`` for an
+    operand, or ``("tuple", specs)`` for a tuple argument such as ``cho_solve``'s
+    ``(c, lower)``, whose elements are static options or operands in turn (its leaves).
+    """
 
     def __init__(self, f: Callable[..., Any], kwargs: dict[str, Any], key: tuple[Any, ...]):
         self.f = f
         self.kwargs = kwargs
+        self.key = key
         self.name = f"rules.interop.jax.wrap({function_name(f)})"
-        self.static = tuple(spec[0] == "static" for spec in key)
-        self.statics = tuple(spec[1] for spec in key if spec[0] == "static")
+        leaves = _leaf_specs(key)
+        self.static = tuple(spec[0] == "static" for spec in leaves)
+        self.statics = tuple(spec[1] for spec in leaves if spec[0] == "static")
         self.specs, self.structure = _result_spec(f, tuple(sorted(kwargs.items())), key)
-        self.ranks = tuple(len(spec[0]) for spec in key if spec[0] != "static")
+        self.ranks = tuple(len(spec[0]) for spec in leaves if spec[0] != "static")
+        self._transports: dict[tuple[str, Any], Callable[..., Any]] = {}
+
+    def transport(self, method: str, live: tuple[bool, ...] | None = None) -> Callable[..., Any]:
+        """The callback running ``self.<method>`` (with ``live`` first), one object per key."""
+        key = (method, live)
+        found = self._transports.get(key)
+        if found is None:
+            bound = getattr(self, method)
+            if live is not None:
+                bound = functools.partial(bound, live)
+            found = self._transports[key] = _in_place(bound, owned=method == "forward")
+        return found
 
     def arguments(self, operands: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
         """The call's positional arguments: the operands with the static options in place."""
         it, statics = iter(operands), iter(self.statics)
-        return tuple(next(statics) if s else next(it) for s in self.static)
+        return _regroup(self.key, tuple(next(statics) if s else next(it) for s in self.static))
 
     def rule(self, operands: tuple[np.ndarray, ...]) -> tuple[Any, Any]:
         result = rrule(self.f, *self.arguments(operands), **self.kwargs)
@@ -187,7 +227,10 @@ class _Call:
 
     def operand_cotangents(self, cotangents: tuple[Any, ...]) -> tuple[Any, ...]:
         """The cotangents of the operands among a pullback's ``(x1_bar, ..., xn_bar)``."""
-        return tuple(c for c, s in zip(cotangents, self.static, strict=False) if not s)
+        leaves = []
+        for spec, c in zip(self.key, cotangents, strict=False):
+            leaves.extend(split_cotangent(c, len(spec[1])) if spec[0] == "tuple" else (c,))
+        return tuple(c for c, s in zip(leaves, self.static, strict=False) if not s)
 
     # --- the three callbacks -----------------------------------------------------------------
 
@@ -226,7 +269,7 @@ class _Call:
         given = iter(_host(t) for t in values[len(self.ranks) :])
         dots = tuple(next(given) if on else ZeroTangent() for on in live)
         it = iter(dots)
-        tangents = tuple(NoTangent() if s else next(it) for s in self.static)
+        tangents = _regroup(self.key, tuple(NoTangent() if s else next(it) for s in self.static))
         result = frule((NoTangent(), *tangents), self.f, *self.arguments(arrays), **self.kwargs)
         if result is None:
             raise TypeError(
@@ -243,8 +286,37 @@ class _Call:
 
 
 def _callback(method: Callable[..., Any], specs: Any, *args: Any) -> Any:
-    """``method(*args)`` on the host; under ``vmap``, once for the whole (tiled) stack."""
-    return jax.pure_callback(method, specs, *args, vmap_method="broadcast_all")
+    """``method(*args)`` on the host; under ``vmap``, once for the whole (tiled) stack.
+
+    With ``jax.experimental.buffer_callback`` (JAX 0.7 and later) the method reads XLA's input
+    buffers in place and its results are written straight into the output buffers: one copy
+    per output, where ``jax.pure_callback`` copies every input onto a device and every output
+    back (and costs tens of microseconds more per call). ``method`` comes from
+    :meth:`_Call.transport`, the same object at every call of one signature, so that JAX's
+    caches of lowered callbacks hit.
+    """
+    if _buffer_callback is None:
+        return jax.pure_callback(method, specs, *args, vmap_method="broadcast_all")
+    return _buffer_callback(method, specs, vmap_method="broadcast_all")(*args)
+
+
+def _in_place(method: Callable[..., Any], owned: bool) -> Callable[..., Any]:
+    """``method`` as a ``buffer_callback``: numpy views in, results written into ``out``.
+
+    ``owned``: the method keeps its inputs after the call (the forward pass's pullback), so it
+    gets copies, since XLA's buffers live only for the call.
+    """
+    if _buffer_callback is None:
+        return method
+
+    def run(ctx: Any, out: Any, *buffers: Any) -> None:
+        arrays = tuple(np.asarray(b).copy() if owned else np.asarray(b) for b in buffers)
+        for buffer, result in zip(out, method(*arrays), strict=True):
+            target = np.asarray(buffer)
+            if target.size:
+                np.copyto(target, result, casting="unsafe")
+
+    return run
 
 
 def _is_zero(ct: Any) -> bool:
@@ -259,12 +331,12 @@ def _vjp_operation(call: _Call) -> Callable[..., Any]:
 
     @jax.custom_vjp
     def operation(*operands: Any) -> Any:
-        return _callback(call.primal, call.specs, *operands)
+        return _callback(call.transport("primal"), call.specs, *operands)
 
     def operation_fwd(*primals: Any) -> Any:
         operands = tuple(p.value for p in primals)
         specs = (*call.specs, jax.ShapeDtypeStruct((), _TOKEN))
-        *outputs, token = _callback(call.forward, specs, *operands)
+        *outputs, token = _callback(call.transport("forward"), specs, *operands)
         return tuple(outputs), (token, operands)
 
     def operation_bwd(residuals: Any, cotangents: Any) -> Any:
@@ -284,8 +356,7 @@ def _vjp_operation(call: _Call) -> Callable[..., Any]:
             )
         given = tuple(c for c, on in zip(cotangents, live, strict=True) if on)
         specs = tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in operands)
-        method = functools.partial(call.backward, live)
-        grads = _callback(method, specs, token, *operands, *given)
+        grads = _callback(call.transport("backward", live), specs, token, *operands, *given)
         return tuple(g if z is None else z for g, z in zip(grads, zeros, strict=True))
 
     operation.defvjp(operation_fwd, operation_bwd, symbolic_zeros=True)
@@ -297,7 +368,7 @@ def _jvp_operation(call: _Call) -> Callable[..., Any]:
 
     @jax.custom_jvp
     def operation(*operands: Any) -> Any:
-        return _callback(call.primal, call.specs, *operands)
+        return _callback(call.transport("primal"), call.specs, *operands)
 
     def operation_jvp(primals: Any, tangents: Any) -> Any:
         live = tuple(
@@ -306,15 +377,14 @@ def _jvp_operation(call: _Call) -> Callable[..., Any]:
             for x, t in zip(primals, tangents, strict=True)
         )
         given = tuple(t for t, on in zip(tangents, live, strict=True) if on)
-        method = functools.partial(call.pushforward, live)
-        y_dot = _callback(method, call.specs, *primals, *given)
+        y_dot = _callback(call.transport("pushforward", live), call.specs, *primals, *given)
         y_dot = tuple(
             d if is_differentiable_dtype(s.dtype) else np.zeros(s.shape, jax.dtypes.float0)
             for d, s in zip(y_dot, call.specs, strict=True)
         )
         # The primal from its own callback: under jacfwd (vmap over the tangents only) it stays
         # unbatched, as JAX requires.
-        return tuple(_callback(call.primal, call.specs, *primals)), y_dot
+        return tuple(_callback(call.transport("primal"), call.specs, *primals)), y_dot
 
     operation.defjvp(operation_jvp, symbolic_zeros=True)
     return operation
@@ -331,16 +401,21 @@ def _wrap(
         if f not in table:
             raise TypeError(f"{name}: no {table.kind} is registered for {function_name(f)}")
         for a in args:
-            _check_device(name, a)
-        operands, key = [], []
-        for a in args:
+            for e in a if isinstance(a, tuple) else (a,):
+                _check_device(name, e)
+        operands: list[jax.Array] = []
+
+        def spec(a: Any) -> tuple[Any, Any]:
             if _is_static(a):
-                key.append(("static", a))
-            else:
-                x = jnp.asarray(a)
-                operands.append(x)
-                key.append((tuple(x.shape), np.dtype(x.dtype)))
-        call, operation = built(tuple(key))
+                return ("static", a)
+            x = jnp.asarray(a)
+            operands.append(x)
+            return (tuple(x.shape), np.dtype(x.dtype))
+
+        key = tuple(
+            ("tuple", tuple(spec(e) for e in a)) if isinstance(a, tuple) else spec(a) for a in args
+        )
+        call, operation = built(key)
         return call.structure.build(tuple(operation(*operands)))
 
     @functools.lru_cache(maxsize=256)
@@ -372,7 +447,9 @@ def wrap(f: Callable[..., Any], **static_kwargs: Any) -> Callable[..., Any]:
     callable
         ``wrapped(*args)``: ``f``'s output with each array a JAX array (the same structure).
         Python ints, bools, strings and ``None`` among ``args`` are static options; every other
-        argument is an operand (converted with ``jnp.asarray``) on the CPU.
+        argument is an operand (converted with ``jnp.asarray``) on the CPU. A tuple argument,
+        such as ``scipy.linalg.cho_solve``'s ``(c, lower)``, is passed to ``f`` as a tuple of
+        its elements, each a static option or an operand.
 
     Notes
     -----

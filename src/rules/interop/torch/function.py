@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rules import frule, rrule
+from rules import frule, rrule, split_cotangent
 from rules.core.registry import function_name
 from rules.interop._outputs import Structure, cotangent_array, flatten, is_differentiable_dtype
 from tangents import NoTangent, ZeroTangent
@@ -76,17 +76,47 @@ def to_tensor(array: Any) -> torch.Tensor:
     return torch.from_numpy(array)
 
 
+Layout = tuple[int | None, ...]
+"""Per argument of a call: ``None`` for one value, ``n`` for a tuple of ``n`` values."""
+
+
+def _regroup(layout: Layout, flat: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The positional arguments of a call from its flat values (tuple arguments rebuilt)."""
+    it = iter(flat)
+    return tuple(next(it) if n is None else tuple(next(it) for _ in range(n)) for n in layout)
+
+
+def _flat_cotangents(layout: Layout, cotangents: tuple[Any, ...]) -> tuple[Any, ...]:
+    """One cotangent per flat value from a pullback's per-argument cotangents."""
+    flat: list[Any] = []
+    for n, c in zip(layout, cotangents, strict=False):
+        flat.extend((c,) if n is None else split_cotangent(c, n))
+    return tuple(flat)
+
+
 class _Saved:
-    """What the forward pass keeps for the derivatives: the primal call and its pullback."""
+    """What the forward pass keeps for the derivatives: the primal call and its pullback.
 
-    __slots__ = ("arrays", "dtypes", "pullback", "shapes", "structure")
+    ``arrays`` are the flat values of the call (a tuple argument's elements in its place),
+    ``layout`` rebuilds the arguments from them.
+    """
 
-    def __init__(self, arrays: tuple[Any, ...], pullback: Any, leaves: tuple[Any, ...]) -> None:
+    __slots__ = ("arrays", "differentiable", "dtypes", "layout", "pullback", "shapes", "structure")
+
+    def __init__(
+        self, layout: Layout, arrays: tuple[Any, ...], pullback: Any, leaves: tuple[Any, ...]
+    ) -> None:
+        self.layout = layout
         self.arrays = arrays
         self.pullback = pullback
         self.structure: Structure = flatten(leaves)[1]
         self.dtypes = tuple(np.asarray(leaf).dtype for leaf in leaves)
+        self.differentiable = tuple(is_differentiable_dtype(d) for d in self.dtypes)
         self.shapes = tuple(np.shape(leaf) for leaf in leaves)
+
+    def arguments(self) -> tuple[Any, ...]:
+        """The positional arguments of the primal call."""
+        return _regroup(self.layout, self.arrays)
 
 
 def _gradients(f: Any, arrays: tuple[Any, ...], cotangents: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -138,13 +168,12 @@ def _make_function(f: Callable[..., Any], static_kwargs: dict[str, Any]) -> type
         @staticmethod
         def forward(saved: _Saved, *grads: Any) -> tuple[Any, ...]:
             cotangents = tuple(
-                ZeroTangent()
-                if g is None or not is_differentiable_dtype(dtype)
-                else to_numpy(name, g)
-                for g, dtype in zip(grads, saved.dtypes, strict=True)
+                ZeroTangent() if g is None or not on else to_numpy(name, g)
+                for g, on in zip(grads, saved.differentiable, strict=True)
             )
             y_bar = cotangents if saved.structure.kind is not None else cotangents[0]
-            return _gradients(f, saved.arrays, saved.pullback(y_bar)[1:])
+            x_bars = _flat_cotangents(saved.layout, saved.pullback(y_bar)[1:])
+            return _gradients(f, saved.arrays, x_bars)
 
         @staticmethod
         def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
@@ -182,7 +211,8 @@ def _make_function(f: Callable[..., Any], static_kwargs: dict[str, Any]) -> type
                 else to_numpy(name, t)
                 for x, t in zip(saved.arrays, tangents, strict=True)
             )
-            result = frule((NoTangent(), *dots), f, *saved.arrays, **static_kwargs)
+            args, dots = saved.arguments(), _regroup(saved.layout, dots)
+            result = frule((NoTangent(), *dots), f, *args, **static_kwargs)
             if result is None:
                 raise TypeError(
                     f"{name}: forward mode needs an frule; none is registered for "
@@ -223,17 +253,20 @@ def _make_function(f: Callable[..., Any], static_kwargs: dict[str, Any]) -> type
             return _batched(_Pushforward.apply, saved, stacked, shapes, size)
 
     class _Operation(torch.autograd.Function):
-        """``f`` through its ``rrule``; the last output is the :class:`_Saved` call (no tensor)."""
+        """``f`` through its ``rrule``; the last output is the :class:`_Saved` call (no tensor).
+
+        Its inputs are the call's :data:`Layout`, then the flat values of the arguments.
+        """
 
         @staticmethod
-        def forward(*args: Any) -> tuple[Any, ...]:
+        def forward(layout: Layout, *args: Any) -> tuple[Any, ...]:
             arrays = tuple(to_numpy(name, a) for a in args)
-            result = rrule(f, *arrays, **static_kwargs)
+            result = rrule(f, *_regroup(layout, arrays), **static_kwargs)
             if result is None:
                 raise TypeError(f"{name}: no rrule is registered for {function_name(f)}")
             y, pullback = result
             leaves, structure = flatten(y)
-            saved = _Saved(arrays, pullback, leaves)
+            saved = _Saved(layout, arrays, pullback, leaves)
             saved.structure = structure
             return (*(to_tensor(leaf) for leaf in leaves), saved)
 
@@ -242,11 +275,7 @@ def _make_function(f: Callable[..., Any], static_kwargs: dict[str, Any]) -> type
             saved = output[-1]
             ctx.saved = saved
             ctx.set_materialize_grads(False)  # zero gradients arrive as None: ZeroTangent()
-            fixed = [
-                y
-                for y, dtype in zip(output[:-1], saved.dtypes, strict=True)
-                if not is_differentiable_dtype(dtype)
-            ]
+            fixed = [y for y, on in zip(output[:-1], saved.differentiable, strict=True) if not on]
             if fixed:
                 ctx.mark_non_differentiable(*fixed)
 
@@ -255,20 +284,20 @@ def _make_function(f: Callable[..., Any], static_kwargs: dict[str, Any]) -> type
             if not torch.is_grad_enabled() and not torch._C._are_functorch_transforms_active():
                 # A plain backward pass (no create_graph, no torch.func): the pullback itself,
                 # without the autograd.Function that lets torch.func and double backward see it.
-                return _Pullback.forward(ctx.saved, *grads[:-1])
-            return _Pullback.apply(ctx.saved, *grads[:-1])
+                return (None, *_Pullback.forward(ctx.saved, *grads[:-1]))
+            return (None, *_Pullback.apply(ctx.saved, *grads[:-1]))
 
         @staticmethod
         def jvp(ctx: Any, *tangents: Any) -> Any:
-            return (*_Pushforward.apply(ctx.saved, *tangents), None)
+            return (*_Pushforward.apply(ctx.saved, *tangents[1:]), None)
 
         @staticmethod
-        def vmap(info: Any, in_dims: Any, *args: Any) -> Any:
+        def vmap(info: Any, in_dims: Any, layout: Layout, *args: Any) -> Any:
             # The whole stack in one call, every operand batched in front (an operand that is
             # not batched is expanded, a view, so that its per-slice gradients stay apart).
             size = info.batch_size
-            stacked = tuple(_front(a, d, size) for a, d in zip(args, in_dims, strict=True))
-            *outputs, saved = _Operation.apply(*stacked)
+            stacked = tuple(_front(a, d, size) for a, d in zip(args, in_dims[1:], strict=True))
+            *outputs, saved = _Operation.apply(layout, *stacked)
             return (*outputs, saved), (0,) * len(outputs) + (None,)
 
     _Operation.__name__ = _Operation.__qualname__ = f"Rule[{function_name(f)}]"
@@ -291,7 +320,9 @@ def wrap(f: Callable[..., Any], **static_kwargs: Any) -> Callable[..., Any]:
     callable
         ``wrapped(*tensors)``: ``f``'s output with each array a tensor (same structure: one
         tensor, a tuple or numpy's namedtuple). Tensor arguments must be on the CPU; other
-        arguments are passed through to ``f`` unchanged.
+        arguments are passed through to ``f`` unchanged. A tuple argument, such as
+        ``scipy.linalg.lu_solve``'s ``(lu, piv)``, is passed as a tuple of arrays and values,
+        each tensor in it differentiated.
 
     Notes
     -----
@@ -307,7 +338,9 @@ def wrap(f: Callable[..., Any], **static_kwargs: Any) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def wrapped(*args: Any) -> Any:
-        *outputs, saved = operation.apply(*args)
+        layout = tuple(len(a) if isinstance(a, tuple) else None for a in args)
+        flat = [e for a in args for e in (a if isinstance(a, tuple) else (a,))]
+        *outputs, saved = operation.apply(layout, *flat)
         return saved.structure.build(tuple(outputs))
 
     wrapped.__doc__ = (

@@ -25,14 +25,19 @@ __all__ = [
     "inv",
     "lu",
     "lu_factor",
+    "lu_solve",
     "matmul",
     "matrix_exp",
+    "matrix_norm",
+    "matrix_power",
+    "norm",
     "qr",
     "slogdet",
     "solve",
     "solve_triangular",
     "svd",
     "svdvals",
+    "vector_norm",
 ]
 
 _op = OperationCache(wrap)
@@ -100,6 +105,28 @@ def lu_factor(A: torch.Tensor, *, pivot: bool = True) -> Any:
     return _types.linalg_lu_factor((LU, (piv + 1).to(torch.int32)))
 
 
+def lu_solve(
+    LU: torch.Tensor,
+    pivots: torch.Tensor,
+    B: torch.Tensor,
+    *,
+    left: bool = True,
+    adjoint: bool = False,
+) -> torch.Tensor:
+    """``torch.linalg.lu_solve``: ``op(A) X = B`` through ``scipy.linalg.lu_solve``.
+
+    ``(LU, pivots)`` as :func:`lu_factor` (or ``torch.linalg.lu_factor``) gives them, 1-based;
+    ``adjoint`` solves with ``A^H`` (scipy's ``trans=2``), ``left=False`` solves
+    ``X op(A) = B``. The pivots are not differentiable.
+    """
+    piv = (pivots - 1).to(torch.int32)  # LAPACK's 1-based pivots as scipy's 0-based ones
+    if not left:  # X op(A) = B is op(A)^T X^T = B^T; conj(A^H) = A^T, conj(A^T) = A^H
+        if adjoint:  # X A^H = B: A X^H = B^H
+            return _op(sla.lu_solve, trans=0)((LU, piv), B.mH).mH
+        return _op(sla.lu_solve, trans=1)((LU, piv), B.mT).mT
+    return _op(sla.lu_solve, trans=2 if adjoint else 0)((LU, piv), B)
+
+
 def solve(A: torch.Tensor, B: torch.Tensor, *, left: bool = True) -> torch.Tensor:
     """``torch.linalg.solve`` (``left=False`` solves ``X A = B``) through ``np.linalg.solve``."""
     if not left:
@@ -144,6 +171,42 @@ def matrix_exp(A: torch.Tensor) -> torch.Tensor:
     return _op(sla.expm)(A)
 
 
+def matrix_power(A: torch.Tensor, n: int) -> torch.Tensor:
+    """``torch.linalg.matrix_power`` through ``np.linalg.matrix_power`` (``n < 0``: of the inverse)."""
+    return _op(np.linalg.matrix_power)(A, n)
+
+
 def matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """``torch.linalg.matmul`` through ``np.matmul``."""
     return _op(np.matmul)(A, B)
+
+
+def _dims(dim: Any) -> Any:
+    """A ``dim`` option as a hashable static value (a list becomes a tuple)."""
+    return tuple(dim) if isinstance(dim, list | tuple) else dim
+
+
+def norm(A: torch.Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False) -> torch.Tensor:
+    """``torch.linalg.norm`` through ``np.linalg.norm`` (the same rules for ``ord`` and ``dim``)."""
+    return _op(np.linalg.norm, ord=ord, axis=_dims(dim), keepdims=keepdim)(A)
+
+
+def vector_norm(
+    x: torch.Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False
+) -> torch.Tensor:
+    """``torch.linalg.vector_norm`` through ``np.linalg.vector_norm``."""
+    return _op(np.linalg.vector_norm, ord=ord, axis=_dims(dim), keepdims=keepdim)(x)
+
+
+def matrix_norm(
+    A: torch.Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False
+) -> torch.Tensor:
+    """``torch.linalg.matrix_norm`` through ``np.linalg.matrix_norm`` (``dim`` moved last)."""
+    rows, cols = dim
+    if (rows % A.ndim, cols % A.ndim) != (A.ndim - 2, A.ndim - 1):
+        A = A.movedim((rows, cols), (-2, -1))
+        if keepdim:
+            raise ValueError(
+                "rules.interop.torch.linalg.matrix_norm: keepdim=True needs dim=(-2, -1)"
+            )
+    return _op(np.linalg.matrix_norm, ord=ord, keepdims=keepdim)(A)

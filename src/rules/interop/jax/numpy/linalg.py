@@ -24,11 +24,15 @@ __all__ = [
     "eigvalsh",
     "inv",
     "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "norm",
     "qr",
     "slogdet",
     "solve",
     "svd",
     "svdvals",
+    "vector_norm",
 ]
 
 _op = OperationCache(wrap)
@@ -39,10 +43,34 @@ QRResult = type(jnp.linalg.qr(_eye))
 SlogdetResult = type(jnp.linalg.slogdet(_eye))
 
 
+@jax.custom_vjp
+def _hermitian_part(a: jax.Array) -> jax.Array:
+    """``(a + a^H) / 2``, whose backward pass hands its cotangent through unchanged.
+
+    Its only consumers are the rules of ``cholesky``, ``eigh`` and ``eigvalsh``, whose
+    cotangents are Hermitian (DESIGN.md section 3; so are their conjugates, JAX's cotangents);
+    the derivative of the Hermitian part maps a Hermitian ``g`` to ``(g + g^H) / 2 = g``, so
+    JAX's own transpose of it (a transposed copy and an addition of the whole stack, slower
+    than the rule's pullback on small matrices) would return ``g`` again.
+    """
+    return (a + jnp.conj(jnp.swapaxes(a, -1, -2))) / 2
+
+
+def _hermitian_part_fwd(a: jax.Array) -> tuple[jax.Array, None]:
+    return _hermitian_part(a), None
+
+
+def _hermitian_part_bwd(residual: None, g: jax.Array) -> tuple[jax.Array]:
+    return (g,)
+
+
+_hermitian_part.defvjp(_hermitian_part_fwd, _hermitian_part_bwd)
+
+
 def _symmetrized(a: Any, symmetrize_input: bool) -> jax.Array:
     """``(a + a^H) / 2`` when asked, as JAX does before a Hermitian factorization."""
     a = jnp.asarray(a)
-    return (a + jnp.conj(jnp.swapaxes(a, -1, -2))) / 2 if symmetrize_input else a
+    return _hermitian_part(a) if symmetrize_input else a
 
 
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> jax.Array:
@@ -111,3 +139,28 @@ def slogdet(a: Any) -> Any:
 def matmul(x1: Any, x2: Any) -> jax.Array:
     """``jax.numpy.linalg.matmul`` through ``np.matmul``."""
     return _op(np.matmul)(x1, x2)
+
+
+def matrix_power(a: Any, n: int) -> jax.Array:
+    """``jax.numpy.linalg.matrix_power`` through ``np.linalg.matrix_power`` (``n`` static)."""
+    return _op(np.linalg.matrix_power)(a, int(n))
+
+
+def _axis(axis: Any) -> Any:
+    """An axis option as a hashable static value (a list becomes a tuple)."""
+    return tuple(axis) if isinstance(axis, list | tuple) else axis
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> jax.Array:
+    """``jax.numpy.linalg.norm`` through ``np.linalg.norm`` (its options static)."""
+    return _op(np.linalg.norm, ord=ord, axis=_axis(axis), keepdims=keepdims)(x)
+
+
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> jax.Array:
+    """``jax.numpy.linalg.vector_norm`` through ``np.linalg.vector_norm``."""
+    return _op(np.linalg.vector_norm, ord=ord, axis=_axis(axis), keepdims=keepdims)(x)
+
+
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> jax.Array:
+    """``jax.numpy.linalg.matrix_norm`` (over the last two axes) through ``np.linalg.matrix_norm``."""
+    return _op(np.linalg.matrix_norm, ord=ord, keepdims=keepdims)(x)

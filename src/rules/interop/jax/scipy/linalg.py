@@ -19,12 +19,16 @@ from rules.interop._cache import OperationCache
 from rules.interop.jax.function import wrap
 
 __all__ = [
+    "cho_factor",
+    "cho_solve",
     "cholesky",
+    "det",
     "eigh",
     "expm",
     "inv",
     "lu",
     "lu_factor",
+    "lu_solve",
     "qr",
     "solve",
     "solve_triangular",
@@ -49,6 +53,57 @@ def lu(
 def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Any, Any]:
     """``jax.scipy.linalg.lu_factor``: ``(lu, piv)``, ``piv`` not differentiable."""
     return tuple(_op(sla.lu_factor)(a))
+
+
+def lu_solve(
+    lu_and_piv: tuple[Any, Any],
+    b: Any,
+    trans: int = 0,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+) -> jax.Array:
+    """``jax.scipy.linalg.lu_solve`` through ``scipy.linalg.lu_solve``: ``op(a) x = b``.
+
+    ``lu_and_piv`` is :func:`lu_factor`'s ``(lu, piv)`` (or JAX's: the same 0-based pivots);
+    ``piv`` is not differentiable.
+    """
+    lu_, piv = lu_and_piv
+    b = jnp.asarray(b)
+    op = _op(sla.lu_solve, trans=trans)
+    if b.ndim == 1:  # a column, so that a vmapped (tiled) b still reads as a vector
+        return op((lu_, piv), b[:, None])[..., 0]
+    return op((lu_, piv), b)
+
+
+def cho_factor(
+    a: Any, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True
+) -> tuple[jax.Array, bool]:
+    """``jax.scipy.linalg.cho_factor``: ``(c, lower)`` through ``scipy.linalg.cho_factor``.
+
+    As JAX gives it, ``c`` is the triangular factor with zeros in its other triangle (scipy
+    leaves a copy of ``a`` there, which neither :func:`cho_solve` reads).
+    """
+    c, _ = _op(sla.cho_factor, lower=lower)(a)
+    return (jnp.tril(c) if lower else jnp.triu(c)), lower
+
+
+def cho_solve(
+    c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False, check_finite: bool = True
+) -> jax.Array:
+    """``jax.scipy.linalg.cho_solve`` through ``scipy.linalg.cho_solve``: ``a x = b``.
+
+    ``c_and_lower`` is :func:`cho_factor`'s ``(c, lower)``; ``lower`` is a Python bool.
+    """
+    c, lower = c_and_lower
+    b = jnp.asarray(b)
+    if b.ndim == 1:  # a column, so that a vmapped (tiled) b still reads as a vector
+        return _op(sla.cho_solve)((c, bool(lower)), b[:, None])[..., 0]
+    return _op(sla.cho_solve)((c, bool(lower)), b)
+
+
+def det(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> jax.Array:
+    """``jax.scipy.linalg.det`` through ``scipy.linalg.det``."""
+    return _op(sla.det)(a)
 
 
 def solve_triangular(

@@ -56,6 +56,12 @@ CASES = {
     "det": (lambda m, A, B: m.det(A), "gen", False),
     "slogdet": (lambda m, A, B: tuple(m.slogdet(A)), "gen", False),
     "matmul": (lambda m, A, B: m.matmul(A, B), "gen", False),
+    "matrix_power": (lambda m, A, B: m.matrix_power(A / 4, 3), "gen", False),
+    "norm": (lambda m, A, B: m.norm(A), "gen", False),
+    "norm_last_axis": (lambda m, A, B: m.norm(A, ord=3, axis=-1), "gen", False),
+    "vector_norm_inf": (lambda m, A, B: m.vector_norm(A, ord=np.inf, axis=(-2, -1)), "gen", False),
+    "matrix_norm_2": (lambda m, A, B: m.matrix_norm(A, ord=2), "gen", False),
+    "matrix_norm_nuc": (lambda m, A, B: m.matrix_norm(A, ord="nuc", keepdims=True), "gen", False),
 }
 
 

@@ -48,6 +48,25 @@ CASES = {
     "inv": (lambda m, A, B: m.inv(A), False),
     "solve": (lambda m, A, B: m.solve(A, B), False),
     "solve_vector": (lambda m, A, B: m.solve(A, B[:, 0]), False),
+    "det": (lambda m, A, B: m.det(A), False),
+    "lu_solve": (lambda m, A, B: m.lu_solve(m.lu_factor(A), B), False),
+    "lu_solve_trans_vector": (lambda m, A, B: m.lu_solve(m.lu_factor(A), B[:, 0], trans=1), False),
+    "cho_factor": (lambda m, A, B: m.cho_factor(A @ A.conj().T + 4 * jnp.eye(4))[0], True),
+    "cho_factor_lower": (
+        lambda m, A, B: m.cho_factor(A @ A.conj().T + 4 * jnp.eye(4), lower=True)[0],
+        True,
+    ),
+    # the factor from JAX's own cho_factor for both, so that only cho_solve's rule is compared
+    "cho_solve": (
+        lambda m, A, B: m.cho_solve(jsl.cho_factor(A @ A.conj().T + 4 * jnp.eye(4)), B),
+        False,
+    ),
+    "cho_solve_lower_vector": (
+        lambda m, A, B: m.cho_solve(
+            jsl.cho_factor(A @ A.conj().T + 4 * jnp.eye(4), lower=True), B[:, 0]
+        ),
+        False,
+    ),
 }
 
 
