@@ -178,7 +178,7 @@ def test_output_and_cotangent_computed_together_share_the_forward(monkeypatch, r
     calls = []
 
     def counting(*blocks, **kwargs):
-        calls.append(blocks[0].shape)
+        calls.append(lift._unnest(blocks, kwargs["depths"])[0].shape)
         return block_rrule(*blocks, **kwargs)
 
     block_rrule = lift._block_rrule
@@ -191,6 +191,21 @@ def test_output_and_cotangent_computed_together_share_the_forward(monkeypatch, r
     calls.clear()
     A_bar.compute(scheduler="synchronous")  # computed apart, the forward runs again
     assert len(calls) == 3
+
+
+def test_a_blocks_saved_forward_counts_its_factors_for_dask(rng):
+    """dask's memory accounting of a block's saved forward counts what the pullback keeps.
+
+    A determinant's output is one number per matrix; the pullback keeps a factor of each
+    matrix, which a worker holds (and may spill) until the pullback's task runs.
+    """
+    from dask.sizeof import sizeof
+
+    from rules.dask import lift
+
+    A = _dominant(rng, (50,))
+    saved = lift._block_rrule(A, f=np.linalg.det, kwargs={}, depths=(0,))
+    assert sizeof(saved) >= A.nbytes
 
 
 def test_matrix_axes_split_across_chunks_is_refused_before_compute(rng):
