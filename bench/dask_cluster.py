@@ -142,12 +142,47 @@ def _in_memory_time(count: int, n: int, repeat: int) -> float:
     return _best(repeat, run)
 
 
-def _task_seconds(task_stream: list[dict[str, Any]], skip: str) -> float:
+def _graph_overhead(count: int, chunk: int, n: int, repeat: int) -> tuple[float, float]:
+    """Best times, in this process on one thread, of the rule on one stack: whole, and chunked.
+
+    The same ``count`` matrices as a numpy array and as a dask array of ``chunk``-matrix chunks
+    (views of it), each run reduced to the sums of ``L`` and the cotangent, the dask one on the
+    synchronous scheduler, interleaved. Their ratio is the cost of the chunked graph itself
+    (the per-block rule calls, the tasks), without a cluster's scheduling and transfers.
+    """
+    import dask
+    import dask.array as da
+    import numpy as np
+
+    from rules import rrule
+
+    A = _spd_block({None: {"chunk-location": (0,), "chunk-shape": (count,)}}, n=n, seed=1)
+    A_lazy = da.from_array(A, chunks=(chunk, n, n))
+
+    def whole() -> None:
+        L, pullback = rrule(np.linalg.cholesky, A)
+        _, A_bar = pullback(np.ones_like(L))
+        L.sum(), A_bar.sum()
+
+    def chunked() -> None:
+        L, pullback = rrule(np.linalg.cholesky, A_lazy)
+        _, A_bar = pullback(da.ones_like(L))
+        dask.compute(L.sum(), A_bar.sum(), scheduler="synchronous")
+
+    whole(), chunked()  # compile or load the kernels first
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeat):
+        times[0].append(_best(1, whole))
+        times[1].append(_best(1, chunked))
+    return min(times[0]), min(times[1])
+
+
+def _task_seconds(task_stream: list[dict[str, Any]], skip: str | None = None) -> float:
     """The summed compute time of the tasks whose key does not start with ``skip``."""
     total = 0.0
     for record in task_stream:
         key = record["key"]
-        if str(key[0] if isinstance(key, tuple) else key).startswith(skip):
+        if skip and str(key[0] if isinstance(key, tuple) else key).startswith(skip):
             continue
         total += sum(
             s["stop"] - s["start"] for s in record["startstops"] if s["action"] == "compute"
@@ -184,6 +219,7 @@ def main(argv: list[str] | None = None) -> None:
     here = importlib.import_module("bench.dask_cluster")
     limit_threads(1)
     n, total, chunk = 4, int(args.matrices), args.chunk
+    t_whole, t_chunked = _graph_overhead(args.in_memory, chunk, n, args.repeat)
     chunks = ((chunk,) * (total // chunk) + ((total % chunk,) if total % chunk else ()), (n,), (n,))
     cluster = distributed.LocalCluster(
         n_workers=args.workers,
@@ -210,7 +246,7 @@ def main(argv: list[str] | None = None) -> None:
         )
         L_small, pullback_small = rrule(np.linalg.cholesky, small)
         dask.compute(L_small.sum(), pullback_small(da.ones_like(L_small))[1].sum())
-        t_mem, t_mem_chunk, t_gen, t_all, t_task, t_build = [], [], [], [], [], []
+        t_mem, t_mem_chunk, t_gen, t_all, t_task, t_build, busy = [], [], [], [], [], [], []
         peaks: dict[str, tuple[int, int]] = {}
         for _ in range(args.repeat):
             for size, times in ((args.in_memory, t_mem), (chunk, t_mem_chunk)):
@@ -233,6 +269,7 @@ def main(argv: list[str] | None = None) -> None:
                 if old is None or peak - base > old[1] - old[0]:
                     peaks[address] = (base, peak)
             t_task.append(_task_seconds(stream.data, "_spd_block"))
+            busy.append(_task_seconds(stream.data) / (t_all[-1] * args.workers * args.threads))
     best = {
         "mem": min(t_mem),
         "mem_chunk": min(t_mem_chunk),
@@ -240,6 +277,9 @@ def main(argv: list[str] | None = None) -> None:
         "all": min(t_all),
         "task": min(t_task),
         "build": min(t_build),
+        "busy": max(busy),
+        "whole": t_whole,
+        "chunked": t_chunked,
     }
     print(f"rules {rules.__file__}, dask {dask.__version__}, pid {os.getpid()}")
     _report(args, chunk, best, peaks, sorted(how))
@@ -269,9 +309,14 @@ def _report(
         f"{rate_mem:.3g} matrices/s per core; one chunk's {chunk} {rate_mem_chunk:.3g}/s"
     )
     print(
+        f"in this process, one thread, {args.in_memory} matrices: in memory "
+        f"{args.in_memory / best['whole']:.3g}/s, chunked on dask's synchronous scheduler "
+        f"{args.in_memory / best['chunked']:.3g}/s = {best['whole'] / best['chunked']:.2f}x"
+    )
+    print(
         f"cluster ({args.workers} workers x {args.threads} threads): graph built in "
         f"{best['build'] * 1e3:.0f} ms; generate {best['gen']:.2f} s, "
-        f"generate + rule {best['all']:.2f} s"
+        f"generate + rule {best['all']:.2f} s, the worker threads busy {best['busy']:.0%} of it"
     )
     for label, rate in (("wall", rate_wall), (f"task time, {best['task']:.2f} core-s", rate_task)):
         print(
