@@ -26,6 +26,13 @@ after it the peak above the resident size at the reset, in chunks. The warm-up (
 project, loading or compiling the kernels) is over by then, so its peak does not mask the run's.
 The issue's bound: a few chunks, not the stack. On a 2-core machine the scheduler and this
 process share the cores with the workers.
+
+The workers' allocator: dask's nanny starts workers with ``MALLOC_TRIM_THRESHOLD_=65536``,
+which also fixes glibc's mmap threshold, so every array above 128 KiB is a fresh mapping whose
+pages fault in on first touch; for a rule that streams through a chunk once, that costs about
+as much as the rule. ``--malloc glibc`` (the default) leaves the variable unset in the workers
+(glibc's adaptive thresholds, as in a plain process); ``--malloc dask`` keeps dask's setting.
+The in-memory baseline runs on the workers, so it has the same policy.
 """
 
 from __future__ import annotations
@@ -197,6 +204,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=2, help="worker processes")
     parser.add_argument("--threads", type=int, default=1, help="threads per worker")
     parser.add_argument("--in-memory", type=int, default=1_000_000, help="in-memory stack size")
+    parser.add_argument(
+        "--malloc",
+        choices=("glibc", "dask"),
+        default="glibc",
+        help="the workers' allocator policy: glibc's adaptive thresholds (default), or dask's "
+        "MALLOC_TRIM_THRESHOLD_=65536, which returns freed memory to the system at once",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds")
     return parser.parse_args(argv)
 
@@ -221,6 +235,9 @@ def main(argv: list[str] | None = None) -> None:
     n, total, chunk = 4, int(args.matrices), args.chunk
     t_whole, t_chunked = _graph_overhead(args.in_memory, chunk, n, args.repeat)
     chunks = ((chunk,) * (total // chunk) + ((total % chunk,) if total % chunk else ()), (n,), (n,))
+    if args.malloc == "glibc":
+        # dask's nanny sets MALLOC_TRIM_THRESHOLD_ in each worker; None leaves it unset.
+        dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None})
     cluster = distributed.LocalCluster(
         n_workers=args.workers,
         threads_per_worker=args.threads,
@@ -231,6 +248,7 @@ def main(argv: list[str] | None = None) -> None:
         client.run(set_thread_variables, 1)
         client.run(limit_threads, 1)
         workers = sorted(client.scheduler_info()["workers"])
+        trim = set(client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_").values())
 
         def graph(with_rule: bool):
             A = da.map_blocks(here._spd_block, n=n, seed=2, chunks=chunks, dtype=np.float64)
@@ -282,6 +300,7 @@ def main(argv: list[str] | None = None) -> None:
         "chunked": t_chunked,
     }
     print(f"rules {rules.__file__}, dask {dask.__version__}, pid {os.getpid()}")
+    print(f"workers' MALLOC_TRIM_THRESHOLD_: {', '.join(map(str, sorted(trim, key=str)))}")
     _report(args, chunk, best, peaks, sorted(how))
 
 
