@@ -7,9 +7,9 @@ stack of random 4x4 SPD matrices *on the workers*, chunk by chunk (the stack nev
 one process), and computes ``rrule(np.linalg.cholesky, A)`` and its pullback together, reduced
 to two sums so that only scalars come back. Each of ``--repeat`` rounds runs, interleaved:
 
-* ``in-memory``: on every worker at once, as a task, ``rrule`` plus pullback on an in-memory
-  stack of ``--in-memory`` matrices made beforehand (not timed): the per-core baseline, under
-  the same load as the cluster runs;
+* ``in-memory``: on every worker thread at once, as a task, ``rrule`` plus pullback on an
+  in-memory stack of ``--in-memory`` matrices made beforehand (not timed): the per-core
+  baseline, under the same load as the cluster runs;
 * ``generate``: the graph without the rule (making the matrices, summing them);
 * ``cluster``: generation plus the rule's forward and pullback.
 
@@ -268,9 +268,10 @@ def main(argv: list[str] | None = None) -> None:
         peaks: dict[str, tuple[int, int]] = {}
         for _ in range(args.repeat):
             for size, times in ((args.in_memory, t_mem), (chunk, t_mem_chunk)):
-                futures = [
+                futures = [  # one per worker thread, all at once: every core busy
                     client.submit(here._in_memory_time, size, n, 1, workers=[w], pure=False)
                     for w in workers
+                    for _ in range(args.threads)
                 ]
                 times.append(sum(client.gather(futures)) / len(futures))
             t_gen.append(_best(1, lambda: dask.compute(*graph(False))))
