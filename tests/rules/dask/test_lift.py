@@ -193,6 +193,41 @@ def test_output_and_cotangent_computed_together_share_the_forward(monkeypatch, r
     assert len(calls) == 3
 
 
+def _views_of(X):
+    """A dask array of 2-matrix chunks whose blocks are views of ``X`` (from_array copies)."""
+
+    def view(block_info=None):
+        (start, stop), *_ = block_info[None]["array-location"]
+        return X[start:stop]
+
+    return da.map_blocks(view, chunks=((2,) * (len(X) // 2), (N,), (N,)), dtype=X.dtype)
+
+
+def test_each_rule_call_gets_its_block_uncopied(monkeypatch, rng):
+    """The forward and the pullback tasks hand the rule the chunks themselves, not copies."""
+    from rules.dask import lift
+
+    A = _spd(rng, (6,))
+    L_bar = rng.standard_normal(A.shape)
+    seen = {"forward": [], "pullback": []}
+
+    def forward(*blocks, **kwargs):
+        seen["forward"].append(np.shares_memory(lift._unnest(blocks, kwargs["depths"])[0], A))
+        return block_rrule(*blocks, **kwargs)
+
+    def pullback(saved, *blocks, depths):
+        seen["pullback"].append(np.shares_memory(lift._unnest(blocks, depths[1:])[0], L_bar))
+        return block_pullback(saved, *blocks, depths=depths)
+
+    block_rrule, block_pullback = lift._block_rrule, lift._block_pullback
+    monkeypatch.setattr(lift, "_block_rrule", forward)
+    monkeypatch.setattr(lift, "_block_pullback", pullback)
+    L, pullback_ = rrule(np.linalg.cholesky, _views_of(A))
+    _, A_bar = pullback_(_views_of(L_bar))
+    dask.compute(L, A_bar, scheduler="synchronous")
+    assert seen == {"forward": [True] * 3, "pullback": [True] * 3}
+
+
 def test_a_blocks_saved_forward_counts_its_factors_for_dask(rng):
     """dask's memory accounting of a block's saved forward counts what the pullback keeps.
 
