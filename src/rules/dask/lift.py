@@ -12,11 +12,18 @@ call, from the same rule applied to a stand-in of one matrix per argument (a dia
 the distinct entries 1, 2, ..., on which every lifted function is defined and differentiable), so
 the graph is typed before any block is computed. The cotangent of an argument broadcast over the
 batch (fewer batch axes, or size-1 ones) is the blocks' cotangents summed by dask's reduction.
+
+Each task takes its blocks as they are (blockwise with ``concatenate=False``; the core axes are
+one chunk each, so nothing needs joining), not a concatenated copy. The saved forward reports
+to dask's ``sizeof`` the arrays its pullback keeps, so a worker's memory accounting and the
+scheduler's placement of the pullback see the factors, not a few hundred bytes of closure; the
+pullback's task depends on the saved forward and the output cotangent only, not on the inputs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import FunctionType, ModuleType
 from typing import Any
 
 import dask.array as da
@@ -62,52 +69,137 @@ def _pairs(batch: Batch) -> list[Any]:
     return pairs
 
 
+def _depths(out_index: tuple[str, ...], pairs: list[Any]) -> tuple[int, ...]:
+    """For each (array, index) pair, how many of its axes blockwise contracts (hands as lists)."""
+    return tuple(
+        0 if index is None else sum(name not in out_index for name in index)
+        for index in pairs[1::2]
+    )
+
+
+def _unnest(blocks: tuple[Any, ...], depths: tuple[int, ...]) -> list[Any]:
+    """The numpy blocks, out of the one-element lists blockwise gives for contracted axes.
+
+    The core axes are one chunk each (:func:`rules.dask.blocks.plan_batch` checks it), so each
+    list holds one block. Taking it out, instead of letting blockwise concatenate, spares a copy
+    of every block.
+    """
+    out = []
+    for block, depth in zip(blocks, depths, strict=True):
+        for _ in range(depth):
+            (block,) = block
+        out.append(block)
+    return out
+
+
+def _nbytes(value: Any, seen: set[int] | None = None, depth: int = 5) -> int:
+    """The bytes of the distinct arrays reachable from ``value`` in ``depth`` steps.
+
+    The steps: the items of containers, the cells of a closure, the attributes of an object
+    (a pullback is a closure over the rule's saved objects, which hold the factors).
+    """
+    seen = set() if seen is None else seen
+    if id(value) in seen or isinstance(value, type | ModuleType):
+        return 0
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if depth == 0:
+        return 0
+    if isinstance(value, dict):
+        parts = list(value.values())
+    elif isinstance(value, tuple | list):
+        parts = list(value)
+    elif isinstance(value, FunctionType):
+        parts = [c.cell_contents for c in value.__closure__ or () if _filled(c)]
+    else:
+        parts = list(getattr(value, "__dict__", {}).values())
+        for cls in type(value).__mro__:
+            slots = cls.__dict__.get("__slots__", ())
+            slots = (slots,) if isinstance(slots, str) else slots
+            parts += [getattr(value, name) for name in slots if hasattr(value, name)]
+    return sum(_nbytes(part, seen, depth - 1) for part in parts)
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        return cell.cell_contents is not _filled  # reading an empty cell raises
+    except ValueError:
+        return False
+
+
+class _Saved:
+    """One block's forward: its output, its pullback and its arguments' block shapes.
+
+    ``__sizeof__`` counts the arrays the pullback keeps (the factors), so that dask's memory
+    accounting (what a worker holds, when it spills, where the pullback's task runs) sees them;
+    a bare closure would count as a few hundred bytes.
+    """
+
+    __slots__ = ("pullback", "shapes", "y")
+
+    def __init__(self, y: Any, pullback: Any, shapes: tuple[tuple[int, ...], ...]) -> None:
+        self.y = y
+        self.pullback = pullback
+        self.shapes = shapes
+
+    def __sizeof__(self) -> int:
+        return object.__sizeof__(self) + _nbytes((self.y, self.pullback))
+
+
 def _object_blocks(func: Callable[..., Any], batch: Batch, *pairs: Any, name: str, **kw: Any):
     """A blockwise graph whose blocks are Python objects, consumed only by later tasks."""
     return blockwise(
         func,
         batch.index,
         *pairs,
-        concatenate=True,
+        concatenate=False,
         dtype=object,
         meta=np.empty((0,) * len(batch.shape), dtype=object),
         name=name,
+        depths=_depths(batch.index, list(pairs)),
         **kw,
     )
 
 
-def _block_rrule(*blocks: Any, f: Any, kwargs: dict[str, Any]) -> tuple[Any, Any]:
+def _block_rrule(*blocks: Any, f: Any, kwargs: dict[str, Any], depths: tuple[int, ...]) -> _Saved:
+    blocks = tuple(_unnest(blocks, depths))
     result = rrule(f, *blocks, **kwargs)
     if result is None:
         raise TypeError(f"{function_name(f)}: the rule declined a block its stand-in passed")
-    return result
+    return _Saved(result[0], result[1], tuple(np.shape(b) for b in blocks))
 
 
-def _block_frule(*blocks: Any, f: Any, kwargs: dict[str, Any], n: int) -> Any:
+def _block_frule(*blocks: Any, f: Any, kwargs: dict[str, Any], n: int, depths: tuple[int, ...]):
+    blocks = tuple(_unnest(blocks, depths))
     args, dots = blocks[:n], blocks[n:]
     return frule((NoTangent(), *dots), f, *args, **kwargs)
 
 
-def _block_pullback(saved: tuple[Any, Any], *y_bar_blocks: Any) -> tuple[Any, ...]:
-    y_bar = y_bar_blocks[0] if len(y_bar_blocks) == 1 else tuple(y_bar_blocks)
-    return saved[1](y_bar)
+def _block_pullback(
+    saved: _Saved, *y_bar_blocks: Any, depths: tuple[int, ...]
+) -> tuple[tuple[Any, ...], tuple[tuple[int, ...], ...]]:
+    y_bars = _unnest(y_bar_blocks, depths[1:])
+    y_bar = y_bars[0] if len(y_bars) == 1 else tuple(y_bars)
+    return saved.pullback(y_bar), saved.shapes
 
 
-def _block_part(pair: tuple[Any, Any], *, slot: int, k: int, nout: int, out_dtype: Any) -> Any:
+def _block_part(pair: Any, *, slot: int, k: int, nout: int, out_dtype: Any) -> Any:
     """Component ``k`` of slot ``slot`` (0: the output, 1: its tangent) of a block's result."""
-    value = unthunk(pair[slot])
+    value = unthunk(pair.y if isinstance(pair, _Saved) else pair[slot])
     if nout > 1:
         value = split_cotangent(value, nout)[k] if slot else list(value)[k]
     return np.asarray(unthunk(value), dtype=out_dtype)
 
 
 def _block_cotangent(
-    bars: tuple[Any, ...], *arg: Any, i: int, nd: int, shape: Any, out_dtype: Any
+    result: tuple[tuple[Any, ...], tuple[tuple[int, ...], ...]], *, i: int, nd: int, out_dtype: Any
 ) -> np.ndarray:
     """Argument ``i``'s cotangent of one block, left-padded with size-1 axes to ``nd`` axes."""
+    bars, shapes = result
     bar = unthunk(bars[1 + i])
     if isinstance(bar, AbstractZero):
-        bar = np.zeros(arg[0].shape if arg else shape, out_dtype)
+        bar = np.zeros(shapes[i], out_dtype)
     bar = np.asarray(bar, dtype=out_dtype)
     return bar.reshape((1,) * (nd - bar.ndim) + bar.shape)
 
@@ -158,21 +250,17 @@ def _argument_cotangent(batch: Batch, bars: da.Array, i: int, probe_bar: Any, na
     padded = (1,) * (nb - len(own)) + own
     summed = tuple(j for j in range(nb) if padded[j] != batch.shape[j])
     core_index = tuple(f"{name}-core-{j}" for j in range(k))
-    extra = [a, batch.indices[i]] if isinstance(a, da.Array) else []
     bar = blockwise(
         _block_cotangent,
         batch.index + core_index,
         bars,
         batch.index,
-        *extra,
         i=i,
         nd=nb + k,
-        shape=a.shape,
         out_dtype=dtype,
         dtype=dtype,
         new_axes=dict(zip(core_index, core_shape, strict=True)),
         adjust_chunks={batch.index[j]: 1 for j in summed},
-        concatenate=True,
         meta=np.empty((0,) * (nb + k), dtype),
         name=name,
     )

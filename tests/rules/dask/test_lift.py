@@ -178,7 +178,7 @@ def test_output_and_cotangent_computed_together_share_the_forward(monkeypatch, r
     calls = []
 
     def counting(*blocks, **kwargs):
-        calls.append(blocks[0].shape)
+        calls.append(lift._unnest(blocks, kwargs["depths"])[0].shape)
         return block_rrule(*blocks, **kwargs)
 
     block_rrule = lift._block_rrule
@@ -191,6 +191,56 @@ def test_output_and_cotangent_computed_together_share_the_forward(monkeypatch, r
     calls.clear()
     A_bar.compute(scheduler="synchronous")  # computed apart, the forward runs again
     assert len(calls) == 3
+
+
+def _views_of(X):
+    """A dask array of 2-matrix chunks whose blocks are views of ``X`` (from_array copies)."""
+
+    def view(block_info=None):
+        (start, stop), *_ = block_info[None]["array-location"]
+        return X[start:stop]
+
+    return da.map_blocks(view, chunks=((2,) * (len(X) // 2), (N,), (N,)), dtype=X.dtype)
+
+
+def test_each_rule_call_gets_its_block_uncopied(monkeypatch, rng):
+    """The forward and the pullback tasks hand the rule the chunks themselves, not copies."""
+    from rules.dask import lift
+
+    A = _spd(rng, (6,))
+    L_bar = rng.standard_normal(A.shape)
+    seen = {"forward": [], "pullback": []}
+
+    def forward(*blocks, **kwargs):
+        seen["forward"].append(np.shares_memory(lift._unnest(blocks, kwargs["depths"])[0], A))
+        return block_rrule(*blocks, **kwargs)
+
+    def pullback(saved, *blocks, depths):
+        seen["pullback"].append(np.shares_memory(lift._unnest(blocks, depths[1:])[0], L_bar))
+        return block_pullback(saved, *blocks, depths=depths)
+
+    block_rrule, block_pullback = lift._block_rrule, lift._block_pullback
+    monkeypatch.setattr(lift, "_block_rrule", forward)
+    monkeypatch.setattr(lift, "_block_pullback", pullback)
+    L, pullback_ = rrule(np.linalg.cholesky, _views_of(A))
+    _, A_bar = pullback_(_views_of(L_bar))
+    dask.compute(L, A_bar, scheduler="synchronous")
+    assert seen == {"forward": [True] * 3, "pullback": [True] * 3}
+
+
+def test_a_blocks_saved_forward_counts_its_factors_for_dask(rng):
+    """dask's memory accounting of a block's saved forward counts what the pullback keeps.
+
+    A determinant's output is one number per matrix; the pullback keeps a factor of each
+    matrix, which a worker holds (and may spill) until the pullback's task runs.
+    """
+    from dask.sizeof import sizeof
+
+    from rules.dask import lift
+
+    A = _dominant(rng, (50,))
+    saved = lift._block_rrule(A, f=np.linalg.det, kwargs={}, depths=(0,))
+    assert sizeof(saved) >= A.nbytes
 
 
 def test_matrix_axes_split_across_chunks_is_refused_before_compute(rng):
