@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> None:
         n_workers=args.workers,
         threads_per_worker=args.threads,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",
     )
     with cluster, distributed.Client(cluster) as client:
         client.run(set_thread_variables, 1)
