@@ -35,6 +35,7 @@ import scipy.signal as ss
 
 from rules.core.cotangents import as_array_cotangent
 from rules.core.nesting import as_array
+from rules.core.nesting import call as traced_call
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -67,7 +68,7 @@ def _register(
 
     def convolution_rrule(in1: Any, in2: Any, mode: str = "full", *options: Any, **kw: Any):
         check(in1, in2, mode, *options, **kw)
-        y = f(in1, in2, mode, *options, **kw)
+        y = traced_call(f, in1, in2, mode, *options, **kw)
         project1, project2 = ProjectTo(in1), ProjectTo(in2)
         a, b = as_array(in1), as_array(in2)
         full_shape = tuple(n + m - 1 for n, m in zip(a.shape, b.shape, strict=True))
@@ -94,7 +95,7 @@ def _register(
         tangents: tuple[Any, ...], in1: Any, in2: Any, mode: str = "full", *options: Any, **kw: Any
     ):
         check(in1, in2, mode, *options, **kw)
-        y = f(in1, in2, mode, *options, **kw)
+        y = traced_call(f, in1, in2, mode, *options, **kw)
         operation = f"{full_name}'s frule"
         dot1, dot2 = (unthunk(t) for t in tangents[1:3])
         y_dot: Any = np.zeros(np.shape(y), dtype=np.result_type(y, np.float32))
@@ -112,7 +113,7 @@ def _register(
 
 def _fft_correlate(g: np.ndarray, h: np.ndarray, mode: str) -> np.ndarray:
     """The correlation of scipy (conjugating ``h``), computed by ``fftconvolve``."""
-    return ss.fftconvolve(g, np.conj(_reverse(as_array(h))), mode)
+    return traced_call(ss.fftconvolve, g, np.conj(_reverse(as_array(h))), mode)
 
 
 def _same_ndim(name: str, in1: Any, in2: Any) -> None:

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.signal as ss
 
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array
+from rules.core.nesting import as_array, call
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
@@ -56,14 +56,14 @@ def _delayed_sums(g: np.ndarray, v: np.ndarray, taps: int) -> np.ndarray:
 
 def _delayed_filter(c: Any, v: np.ndarray) -> np.ndarray:
     r""":math:`\sum_k c_k v_{n-k}` along the last axis (an FIR filter with taps ``c``)."""
-    return ss.lfilter(c, [1.0], v, axis=-1)
+    return call(ss.lfilter, c, [1.0], v, axis=-1)
 
 
 @rrule.register(ss.lfilter)
 def lfilter_rrule(b: Any, a: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
     r"""``y = lfilter(b, a, x)``: :math:`\bar x` by time reversal, :math:`\bar b, \bar a` by delayed sums."""
     _check(b, a, zi)
-    y = ss.lfilter(b, a, x, axis=axis)
+    y = call(ss.lfilter, b, a, x, axis=axis)
     project_b, project_a, project_x = ProjectTo(b), ProjectTo(a), ProjectTo(x)
     b_arr, a_arr = as_array(b), as_array(a)
     x_last = np.moveaxis(as_array(x), axis, -1)
@@ -73,9 +73,11 @@ def lfilter_rrule(b: Any, a: Any, x: Any, axis: int = -1, zi: Any = None) -> Any
         g = np.moveaxis(
             as_array(as_array_cotangent(y_bar, "scipy.signal.lfilter's pullback")), axis, -1
         )
-        x_bar = np.flip(ss.lfilter(np.conj(b_arr), np.conj(a_arr), np.flip(g, -1), axis=-1), -1)
-        v = ss.lfilter([1.0], a_arr, x_last, axis=-1)
-        u = ss.lfilter([1.0], a_arr, y_last, axis=-1)
+        x_bar = np.flip(
+            call(ss.lfilter, np.conj(b_arr), np.conj(a_arr), np.flip(g, -1), axis=-1), -1
+        )
+        v = call(ss.lfilter, [1.0], a_arr, x_last, axis=-1)
+        u = call(ss.lfilter, [1.0], a_arr, y_last, axis=-1)
         b_bar = _delayed_sums(g, v, b_arr.shape[0])
         a_bar = -_delayed_sums(g, u, a_arr.shape[0])
         return (
@@ -94,18 +96,18 @@ def lfilter_frule(
 ) -> Any:
     r"""``ẏ = lfilter(b, a, ẋ) + Σ ḃ_k v_{n-k} - Σ ȧ_k u_{n-k}``."""
     _check(b, a, zi)
-    y = ss.lfilter(b, a, x, axis=axis)
+    y = call(ss.lfilter, b, a, x, axis=axis)
     b_dot, a_dot, x_dot = (unthunk(t) for t in tangents[1:4])
     operation = "scipy.signal.lfilter's frule"
     a_arr = as_array(a)
     y_dot = np.zeros(np.moveaxis(y, axis, -1).shape, dtype=np.result_type(y, np.float32))
     if not isinstance(x_dot, AbstractZero):
         moved = np.moveaxis(as_array(as_array_cotangent(x_dot, operation)), axis, -1)
-        y_dot = y_dot + ss.lfilter(b, a, moved, axis=-1)
+        y_dot = y_dot + call(ss.lfilter, b, a, moved, axis=-1)
     if not isinstance(b_dot, AbstractZero):
-        v = ss.lfilter([1.0], a_arr, np.moveaxis(as_array(x), axis, -1), axis=-1)
+        v = call(ss.lfilter, [1.0], a_arr, np.moveaxis(as_array(x), axis, -1), axis=-1)
         y_dot = y_dot + _delayed_filter(as_array_cotangent(b_dot, operation), v)
     if not isinstance(a_dot, AbstractZero):
-        u = ss.lfilter([1.0], a_arr, np.moveaxis(y, axis, -1), axis=-1)
+        u = call(ss.lfilter, [1.0], a_arr, np.moveaxis(y, axis, -1), axis=-1)
         y_dot = y_dot - _delayed_filter(as_array_cotangent(a_dot, operation), u)
     return y, ProjectTo(y)(np.moveaxis(y_dot, -1, axis))
