@@ -511,8 +511,10 @@ _ALL_BOOL = 2
 
 
 def _plain_arrays(args: tuple[Any, ...]) -> int:
-    """``0`` unless every argument is a plain ndarray of a non-object dtype; then ``_ALL_BOOL``
-    when there are arguments and all are bool arrays (no tangent space: a constant call), else 1.
+    """Whether every argument is a plain ndarray of a non-object dtype: ``0`` (no) or ``1``.
+
+    ``_ALL_BOOL`` instead of ``1`` when there are arguments and all are bool arrays (no
+    tangent space: a constant call).
 
     One loop instead of :func:`object_input`, :func:`_foreign` and :func:`has_no_tangent_space`
     on each argument: their per-call cost is a large part of a 4x4 rule's (bench, ``--sizes 4``).
@@ -529,14 +531,13 @@ def _plain_arrays(args: tuple[Any, ...]) -> int:
 
 
 def _plain_tangents(tangents: tuple[Any, ...], args: tuple[Any, ...]) -> bool:
-    """Whether ``f_dot`` is not ``None`` and every argument and its tangent are plain ndarrays of
-    one shape and non-object dtypes: then every check of :func:`_check_tangents` passes as is.
+    """Whether every argument and its tangent are plain non-object ndarrays of one shape.
+
+    And ``f_dot`` is not ``None``: then every check of :func:`_check_tangents` passes as is.
     """
     if tangents[0] is None:
         return False
-    i = 0
-    for a in args:
-        i += 1
+    for i, a in enumerate(args, 1):
         t = tangents[i]
         if (
             type(a) is not np.ndarray
