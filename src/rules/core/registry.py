@@ -62,12 +62,16 @@ from typing import Any
 import numpy as np
 
 from rules.core.checks import (
+    ALL_BOOL,
     check_array_tangent,
     has_no_tangent_space,
     match_fields,
     named,
     object_input,
     object_input_error,
+    plain_arrays,
+    plain_parts,
+    plain_tangents,
     primal_shape,
 )
 from rules.core.cotangents import missing_operation
@@ -452,10 +456,10 @@ class _ReverseRules(RuleTable):
         if found is None:
             return None
         rule, takes_callable = found
-        plain = _plain_arrays(args)
+        plain = plain_arrays(args)
         if plain:  # the hot case: no object array, nothing foreign, constant only if all bool
             lifted = None
-            constant = plain == _ALL_BOOL
+            constant = plain == ALL_BOOL
         else:
             bad = object_input(args)
             if bad is not None:
@@ -491,7 +495,7 @@ class _ReverseRules(RuleTable):
                     and not constant
                 ):
                     return _fit_to_call(pullback(y_bar), n_args, positional)  # the hot case
-                if outputs and not constant and _plain_parts(y, y_bar, outputs):
+                if outputs and not constant and plain_parts(y, y_bar, outputs):
                     return _fit_to_call(pullback(y_bar), n_args, positional)  # (w_bar, V_bar)
                 if type(y_bar) is not np.ndarray and isinstance(y_bar, AbstractThunk):
                     # The pullback needs the value anyway; evaluating it here also catches a
@@ -514,69 +518,6 @@ class _ReverseRules(RuleTable):
         # Tracebacks and reprs show the rule's own pullback name.
         pullback_skipping_zeros.__qualname__ = getattr(pullback, "__qualname__", "pullback")
         return y, pullback_skipping_zeros
-
-
-def _plain_parts(y: tuple[Any, ...], y_bar: Any, n: int) -> bool:
-    """Whether ``y_bar`` holds one plain non-object ndarray of its shape per output of ``y``.
-
-    ``y`` a tuple of ``n`` ndarrays, ``y_bar`` a tuple or list: then every check of
-    :func:`_check_cotangent` passes as is. The common cotangent of a multi-output function (``eigh``'s ``(w_bar, V_bar)``); the
-    general checks build names and messages eagerly, several microseconds on a 4x4 pullback.
-    """
-    if (type(y_bar) is not tuple and type(y_bar) is not list) or len(y_bar) != n:
-        return False
-    for part, y_i in zip(y_bar, y, strict=True):
-        if (
-            type(part) is not np.ndarray
-            or type(y_i) is not np.ndarray
-            or part.shape != y_i.shape
-            or part.dtype.hasobject
-        ):
-            return False
-    return True
-
-
-_ALL_BOOL = 2
-
-
-def _plain_arrays(args: tuple[Any, ...]) -> int:
-    """Whether every argument is a plain ndarray of a non-object dtype: ``0`` (no) or ``1``.
-
-    ``_ALL_BOOL`` instead of ``1`` when there are arguments and all are bool arrays (no
-    tangent space: a constant call).
-
-    One loop instead of :func:`object_input`, :func:`_foreign` and :func:`has_no_tangent_space`
-    on each argument: their per-call cost is a large part of a 4x4 rule's (bench, ``--sizes 4``).
-    """
-    all_bool = bool(args)
-    for a in args:
-        if type(a) is not np.ndarray:
-            return 0
-        dtype = a.dtype
-        if dtype.hasobject:
-            return 0
-        all_bool = all_bool and dtype.kind == "b"
-    return _ALL_BOOL if all_bool else 1
-
-
-def _plain_tangents(tangents: tuple[Any, ...], args: tuple[Any, ...]) -> bool:
-    """Whether every argument and its tangent are plain non-object ndarrays of one shape.
-
-    And ``f_dot`` is not ``None``: then every check of :func:`_check_tangents` passes as is.
-    """
-    if tangents[0] is None:
-        return False
-    for i, a in enumerate(args, 1):
-        t = tangents[i]
-        if (
-            type(a) is not np.ndarray
-            or type(t) is not np.ndarray
-            or t.shape != a.shape
-            or a.dtype.hasobject
-            or t.dtype.hasobject
-        ):
-            return False
-    return True
 
 
 def _check_tangents(f: Any, tangents: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -611,7 +552,7 @@ class _ForwardRules(RuleTable):
                 f"(f_dot, one per positional argument), got {got}"
             )
         rule, takes_callable = found
-        if _plain_tangents(tangents, args):
+        if plain_tangents(tangents, args):
             # the hot case: every check below passes and nothing is converted (plain arrays
             # are neither zeros, nor object arrays, nor another library's arrays)
             try:
