@@ -40,7 +40,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from kernels._jit import jit
+from kernels._jit import jit, jit_inline
 from kernels._spectral import shape_error
 
 __all__ = ["eigh_batched", "eigvalsh_batched"]
@@ -225,6 +225,30 @@ def _sweeps_inplace(n, a, v, eps, c, s, z):
     return _MAX_SWEEPS
 
 
+# The sweeps at a constant order, a copy inlined where it is called with literal sizes: LLVM then
+# unrolls the row loops (kernels._jit, jit_inline), ~20% less time on 10000 x (4x4) float64.
+# Real dtypes only: Numba's inliner warns (NumbaIRAssumptionWarning) on the complex rotation.
+_sweeps_unrolled = jit_inline(getattr(_sweeps_inplace, "py_func", _sweeps_inplace))
+
+
+def _sweeps(n, a, v, eps, c, s, z):
+    """``_sweeps_inplace``, through its unrolled copy for real 4x4 lane blocks."""
+    return _sweeps_inplace(n, a, v, eps, c, s, z)
+
+
+@overload(_sweeps)
+def _sweeps_overload(n, a, v, eps, c, s, z):
+    if isinstance(a.dtype, types.Complex):
+        return lambda n, a, v, eps, c, s, z: _sweeps_inplace(n, a, v, eps, c, s, z)
+
+    def real(n, a, v, eps, c, s, z):
+        if n == 4:
+            return _sweeps_unrolled(4, a, v, eps, c, s, z)
+        return _sweeps_inplace(n, a, v, eps, c, s, z)
+
+    return real
+
+
 @jit
 def _store_sorted_inplace(n, a, v, scale, t0, nb, w, V, vectors):
     """Write the eigenvalues ascending into ``w[t0 + l]`` and the normalised eigenvectors into ``V``."""
@@ -274,7 +298,8 @@ def _eigh_kernel(A, lower, vectors, eps, w, V):
         if nb < nl:  # the last block: idle lanes hold zero matrices (no rotations)
             a[:] = 0
         _load_hermitian_inplace(A, t0, nb, lower, a, scale)
-        sweeps = max(sweeps, _sweeps_inplace(n, a, v, eps, c, s, z))
+        swept = _sweeps(n, a, v, eps, c, s, z)
+        sweeps = max(sweeps, swept)
         _store_sorted_inplace(n, a, v, scale, t0, nb, w, V, vectors)
     return sweeps
 
