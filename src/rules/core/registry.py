@@ -62,12 +62,16 @@ from typing import Any
 import numpy as np
 
 from rules.core.checks import (
+    ALL_BOOL,
     check_array_tangent,
     has_no_tangent_space,
     match_fields,
     named,
     object_input,
     object_input_error,
+    plain_arrays,
+    plain_parts,
+    plain_tangents,
     primal_shape,
 )
 from rules.core.cotangents import missing_operation
@@ -180,6 +184,12 @@ def split_cotangent(y_bar: Any, n: int) -> tuple[Any, ...]:
     of any of these. Components are returned as given (their thunks are not evaluated), except
     that ``None`` (the whole cotangent or a component) becomes ``ZeroTangent()``.
     """
+    if type(y_bar) is tuple and len(y_bar) == n:  # the common case: returned as it is
+        for part in y_bar:
+            if part is None:
+                break
+        else:
+            return y_bar
     y_bar = unthunk(y_bar)
     if y_bar is None:
         y_bar = ZeroTangent()
@@ -446,10 +456,16 @@ class _ReverseRules(RuleTable):
         if found is None:
             return None
         rule, takes_callable = found
-        bad = object_input(args)
-        if bad is not None:
-            raise object_input_error(function_name(f), bad)
-        lifted = _foreign(args) if _FOREIGN else None
+        plain = plain_arrays(args)
+        if plain:  # the hot case: no object array, nothing foreign, constant only if all bool
+            lifted = None
+            constant = plain == ALL_BOOL
+        else:
+            bad = object_input(args)
+            if bad is not None:
+                raise object_input_error(function_name(f), bad)
+            lifted = _foreign(args) if _FOREIGN else None
+            constant = bool(args) and all(map(has_no_tangent_space, args))
         try:
             if lifted is not None:
                 result = lifted.lifted_rrule(f, args, kwargs)
@@ -467,8 +483,8 @@ class _ReverseRules(RuleTable):
         y, pullback = result
         n_args = len(args)
         positional = self._positional.get(rule)
-        shape = primal_shape(y)
-        constant = bool(args) and all(map(has_no_tangent_space, args))
+        shape = y.shape if type(y) is np.ndarray else primal_shape(y)
+        outputs = len(y) if shape is None and isinstance(y, tuple) else 0
 
         def pullback_skipping_zeros(y_bar: Any) -> tuple[Any, ...]:
             try:
@@ -479,6 +495,8 @@ class _ReverseRules(RuleTable):
                     and not constant
                 ):
                     return _fit_to_call(pullback(y_bar), n_args, positional)  # the hot case
+                if outputs and not constant and plain_parts(y, y_bar, outputs):
+                    return _fit_to_call(pullback(y_bar), n_args, positional)  # (w_bar, V_bar)
                 if type(y_bar) is not np.ndarray and isinstance(y_bar, AbstractThunk):
                     # The pullback needs the value anyway; evaluating it here also catches a
                     # thunk whose value is a zero, which rules would otherwise receive.
@@ -533,6 +551,19 @@ class _ForwardRules(RuleTable):
                 f"frule for {function_name(f)} needs a tuple of {len(args) + 1} tangents "
                 f"(f_dot, one per positional argument), got {got}"
             )
+        rule, takes_callable = found
+        if plain_tangents(tangents, args):
+            # the hot case: every check below passes and nothing is converted (plain arrays
+            # are neither zeros, nor object arrays, nor another library's arrays)
+            try:
+                if takes_callable:
+                    return rule(tangents, f, *args, **kwargs)
+                return rule(tangents, *args, **kwargs)
+            except Exception as error:
+                renamed = _renamed(error, f, " pushforward")
+                if renamed is None:
+                    raise
+                raise renamed from error
         tangents = _none_as_zero(tangents)
         bad = object_input(args)
         if bad is not None:
@@ -543,7 +574,6 @@ class _ForwardRules(RuleTable):
             # (refused options, structured inputs) and its forward computation apply unchanged.
             reverse = rrule(f, *args, **kwargs) if f in rrule else None
             return (f(*args, **kwargs) if reverse is None else reverse[0]), ZeroTangent()
-        rule, takes_callable = found
         lifted = _foreign(args) if _FOREIGN else None
         if lifted is not None:
             return lifted.lifted_frule(tangents, f, args, kwargs)

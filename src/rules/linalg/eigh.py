@@ -316,11 +316,22 @@ def _values_pullback_array(V: np.ndarray, w_bar: np.ndarray) -> np.ndarray:
 
 def _values_pushforward(V: np.ndarray, A_dot: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
     """``w_dot = Re diag(V^H A_dot V)``."""
-    return np.real(np.sum(V.conj() * (A_dot @ V), axis=-2)).astype(dtype)
+    AV = A_dot @ V
+    if V.dtype.kind != "c" and AV.dtype.kind != "c":  # real: no conjugate, no real part to take
+        AV *= V
+        return AV.sum(axis=-2).astype(dtype, copy=False)
+    return np.real(np.sum(V.conj() * AV, axis=-2)).astype(dtype, copy=False)
 
 
 def _tangent_of_input(name: str, A_dot: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     """The input tangent as an ndarray of the decomposition's dtype (real part for real input)."""
+    if (
+        type(A_dot) is np.ndarray  # the hot case: nothing to convert
+        and A_dot.shape == shape
+        and A_dot.dtype == dtype
+        and A_dot.flags.c_contiguous
+    ):
+        return A_dot
     A_dot = as_array(as_array_cotangent(unthunk(A_dot), f"{name}'s pushforward"))
     if A_dot.shape != shape:
         raise ValueError(

@@ -142,10 +142,16 @@ def inv_pushforward_array(Y: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
     return _PUSHFORWARD(Y, A_dot)
 
 
-def _inv_pullback(name: str, Y: np.ndarray, Y_bar: Any) -> Any:
-    """The cotangent of the (read) matrix, by the path :func:`rules.core.dispatch.paths` chooses."""
+def _inv_pullback(name: str, Y: np.ndarray, Y_bar: Any, pullback: Any = None) -> Any:
+    """The cotangent of the (read) matrix, by the path :func:`rules.core.dispatch.paths` chooses.
+
+    ``pullback``: ``_PULLBACK.given(Y)`` from the forward pass (the gate decided once), or
+    ``None`` for ``_PULLBACK`` itself.
+    """
     if getattr(Y_bar, "shape", Y.shape) != Y.shape:
         check_shape(f"{name} pullback", "the cotangent", Y_bar, Y.shape)
+    if pullback is not None:
+        return pullback(Y_bar)
     return _PULLBACK(Y, Y_bar)
 
 
@@ -166,9 +172,11 @@ def inv_rrule(a: Any, /) -> tuple[np.ndarray, Any]:
     """
     y, Y = _inverse("np.linalg.inv", a)
     project_a = ProjectTo(a)
+    pullback_of = _PULLBACK.given(Y)
 
     def inv_pullback(Y_bar: Any) -> tuple[Any, Any]:
-        return NoTangent(), project_a(_inv_pullback("np.linalg.inv", Y, unthunk(Y_bar)))
+        A_bar = _inv_pullback("np.linalg.inv", Y, unthunk(Y_bar), pullback_of)
+        return NoTangent(), project_a(A_bar)
 
     return y, inv_pullback
 

@@ -376,8 +376,20 @@ def _scipy_lu(
         return (perm, L, U), factors
     # scipy 1.17's P is real, except for 1x1 matrices, where it has the input's dtype
     P_dtype = L.dtype if dense.shape[-2:] == (1, 1) else L.real.dtype
-    P = np.eye(perm.shape[-1], dtype=P_dtype)[perm]  # A = P L U: P[i, perm[i]] = 1
-    return (P, L, U), factors
+    return (_permutation_matrices(perm, P_dtype), L, U), factors
+
+
+def _permutation_matrices(perm: np.ndarray, dtype: Any) -> np.ndarray:
+    """``P`` with ``A = P L U``: ``P[..., i, perm[..., i]] = 1``, as ``np.eye(n)[perm]``.
+
+    One scatter into flat zeros; on a stack of small matrices it is several times faster than
+    the gather ``np.eye(n)[perm]`` (bench case ``lu.pullback --sizes 10000x4``, whole call).
+    """
+    n = perm.shape[-1]
+    P = np.zeros((*perm.shape, n), dtype=dtype)
+    if P.size:  # rows r = (..., i) of P, flat: entry r * n + perm[r]
+        P.reshape(-1)[np.arange(0, P.size, n) + perm.reshape(-1)] = 1
+    return P
 
 
 @rrule.register(sla.lu)
