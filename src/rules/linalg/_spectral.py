@@ -23,8 +23,9 @@ import numpy as np
 
 from kernels._spectral import default_rtol, near_tie_rows
 from rules.core.cotangents import as_array_cotangent
-from rules.core.nesting import as_array, contiguous, innermost_value, is_traced
+from rules.core.nesting import as_array, contiguous, is_traced
 from rules.linalg._stacks import square_matrices
+from rules.linalg.traced_spectral import masked_inverse_traced
 from tangents import AbstractZero, unthunk
 
 __all__ = [
@@ -140,16 +141,6 @@ def masked_inverse(d: np.ndarray, tol: np.ndarray) -> np.ndarray:
         return masked_inverse_traced(d, tol)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(np.abs(d) <= tol[..., None, None], 0.0, 1.0 / d)
-
-
-def masked_inverse_traced(d: Any, tol: np.ndarray) -> Any:
-    """:func:`masked_inverse` of a traced ``d`` (a nested differentiation), NaN-free to differentiate.
-
-    The mask comes from the plain values; masked entries divide by one instead of by ``d``, so
-    that no ``0 * inf`` appears in the derivative (``np.where`` of ``1/d`` would give one).
-    """
-    keep = (np.abs(innermost_value(d)) > tol[..., None, None]).astype(d.dtype)
-    return keep / (d + (1.0 - keep))
 
 
 def frobenius(X: np.ndarray) -> np.ndarray:

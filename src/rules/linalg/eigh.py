@@ -90,13 +90,13 @@ from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
 from rules.core.nesting import as_array, call, contiguous, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
+from rules.linalg import traced_spectral
 from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
     frobenius,
     gauge_rtol,
     masked_inverse,
-    masked_inverse_traced,
     optional_cotangent,
     raise_if_gauge_dependent,
     raise_if_tie_coupled,
@@ -153,25 +153,16 @@ def eigh_pullback_array(
 
 
 def _pullback_traced(name: str, w: Any, V: Any, w_bar: Any, V_bar: Any) -> Any:
-    """The pullback for traced operands (a nested differentiation), in traced operations.
+    """The pullback for traced operands (:func:`rules.linalg.traced_spectral.eigh_pullback`).
 
-    The gauge and tie checks run first on the plain values; then the module docstring's formula
-    with the masks fixed by the plain values (:func:`masked_inverse_traced`), no in-place writes.
+    The gauge and tie checks run first, on the plain values, when eigenvectors have a cotangent.
     """
-    plain = [None if x is None else innermost_value(x) for x in (w, V, w_bar, V_bar)]
-    eigh_pullback_array(name, *plain)  # the checks (GaugeError, TieError), on values
-    n = plain[1].shape[-1]
-    Vh = adjoint(V)
-    K: Any = 0.0
-    if V_bar is not None:
-        M = Vh @ V_bar
-        tol = default_rtol(n, plain[0].dtype) * np.max(np.abs(plain[0]), axis=-1, initial=0.0)
-        F = masked_inverse_traced(w[..., None, :] - w[..., :, None], tol)  # F_ij = 1/(w_j - w_i)
-        K = F * (0.5 * (M - adjoint(M)))
-    if w_bar is not None:
-        K = K + w_bar[..., None, :] * np.eye(n, dtype=plain[0].dtype)
-    A_bar = V @ K @ Vh
-    return 0.5 * (A_bar + adjoint(A_bar))
+    w0 = innermost_value(w)
+    if V_bar is not None:  # GaugeError, TieError; a w_bar alone has no gauge
+        plain = (None if x is None else innermost_value(x) for x in (w_bar, V_bar))
+        eigh_pullback_array(name, w0, innermost_value(V), *plain)
+    tol = default_rtol(w0.shape[-1], w0.dtype) * np.max(np.abs(w0), axis=-1, initial=0.0)
+    return traced_spectral.eigh_pullback(w, V, w_bar, V_bar, tol)
 
 
 def _pullback_array(

@@ -67,6 +67,7 @@ from rules.core.options import refuse
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
 from rules.linalg._systems import cast, linalg_dtypes, read_matrix
+from rules.linalg.traced_spectral import inverse_where
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 _NO_VALUE = np._NoValue  # numpy's marker for "rtol not given"
@@ -80,9 +81,8 @@ def _double(dtype: np.dtype[Any]) -> np.dtype[Any]:
 def _svd_inverse(s: np.ndarray, cutoff: Any) -> tuple[np.ndarray, np.ndarray]:
     """``(1/s where s > cutoff else 0, rank)``."""
     large = s > cutoff
-    if is_traced(s):  # a nested differentiation: 1/s with the masked entries dividing by one
-        keep = large.astype(s.dtype)
-        return keep / (s + (1 - keep)), large.sum(axis=-1)
+    if is_traced(s):  # a nested differentiation: no 0 * inf in the derivative
+        return inverse_where(s, large.astype(s.dtype)), large.sum(axis=-1)
     return np.divide(1, s, out=np.zeros_like(s), where=large), large.sum(axis=-1)
 
 

@@ -97,13 +97,13 @@ from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
 from rules.core.nesting import as_array, call, contiguous, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
+from rules.linalg import svd_complement, traced_spectral
 from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
     frobenius,
     gauge_rtol,
     masked_inverse,
-    masked_inverse_traced,
     near_ties,
     optional_cotangent,
     raise_if_gauge_dependent,
@@ -123,7 +123,6 @@ __all__ = [
 _PHASE = "the common phase of complex singular vector pairs (u_i, v_i)"
 _ROTATION = "the choice of singular vectors inside a repeated singular value"
 _NULL = "the singular vectors of zero singular values"
-_COMPLEMENT = "the basis of the orthogonal complement (the extra vectors of full_matrices=True)"
 
 
 # --- pullback and pushforward on arrays (thin factors) -------------------------------------------
@@ -176,38 +175,20 @@ def svd_pullback_array(
 def _pullback_traced(
     name: str, U: Any, s: Any, Vh: Any, U_bar: Any, s_bar: Any, Vh_bar: Any
 ) -> Any:
-    """The pullback for traced operands (a nested differentiation), in traced operations.
+    """The pullback for traced operands (:func:`rules.linalg.traced_spectral.svd_pullback`).
 
-    The gauge and tie checks run first on the plain values; then :func:`svd_pullback_formula`'s
-    formula, its masks fixed by the plain values and written without ``0 * inf`` or in-place
-    writes (:func:`rules.linalg._spectral.masked_inverse_traced`).
+    The gauge and tie checks run first, on the plain values, when singular vectors have a
+    cotangent.
     """
-    plain = [None if x is None else innermost_value(x) for x in (U, s, Vh, U_bar, s_bar, Vh_bar)]
-    svd_pullback_array(name, *plain)  # the checks (GaugeError, TieError), on values
-    s0 = plain[1]
-    m, k, n = U.shape[-2], s.shape[-1], Vh.shape[-1]
+    s0 = innermost_value(s)
+    if U_bar is not None or Vh_bar is not None:  # GaugeError, TieError; s_bar alone has none
+        plain = [
+            None if x is None else innermost_value(x) for x in (U, s, Vh, U_bar, s_bar, Vh_bar)
+        ]
+        svd_pullback_array(name, *plain)
+    m, n = U.shape[-2], Vh.shape[-1]
     tol = default_rtol(max(m, n, 1), s0.dtype) * np.max(s0, axis=-1, initial=0.0)
-    Fm = masked_inverse_traced(s[..., None, :] - s[..., :, None], tol)
-    small = s0 <= tol[..., None]
-    keep_pairs = (~(small[..., None, :] & small[..., :, None])).astype(s0.dtype)
-    Fp = keep_pairs / (s[..., None, :] + s[..., :, None] + (1.0 - keep_pairs))
-    keep = (~small).astype(s0.dtype)
-    s_inv = keep / (s + (1.0 - keep))
-    J: Any = 0.0 if U_bar is None else adjoint(U) @ U_bar  # U^H U_bar
-    K: Any = 0.0 if Vh_bar is None else Vh @ adjoint(Vh_bar)  # V^H V_bar
-    Ja = 0.0 if U_bar is None else J - adjoint(J)
-    Ka = 0.0 if Vh_bar is None else K - adjoint(K)
-    X: Any = 0.0
-    if U_bar is not None or Vh_bar is not None:
-        X = 0.5 * (Fm * (Ja + Ka) + Fp * (Ja - Ka))
-    if s_bar is not None:
-        X = X + s_bar[..., None, :] * np.eye(k, dtype=s0.dtype)
-    A_bar = U @ X @ Vh
-    if m > k and U_bar is not None:
-        A_bar = A_bar + ((U_bar - U @ J) * s_inv[..., None, :]) @ Vh
-    if n > k and Vh_bar is not None:
-        A_bar = A_bar + U @ (s_inv[..., :, None] * (Vh_bar - adjoint(K) @ Vh))
-    return A_bar
+    return traced_spectral.svd_pullback(U, s, Vh, U_bar, s_bar, Vh_bar, tol)
 
 
 def _pullback_array(
@@ -361,52 +342,6 @@ def svd_pushforward_formula(
         return U_dot.astype(U.dtype), s_dot.astype(s.dtype), adjoint(V_dot).astype(U.dtype)
 
 
-# --- full_matrices=True: the complement's cotangents and tangents -------------------------------
-
-
-def _fold_complement(
-    name: str,
-    U: np.ndarray,
-    Vh: np.ndarray,
-    U_bar: np.ndarray | None,
-    Vh_bar: np.ndarray | None,
-    k: int,
-) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Thin cotangents from full ones: the extra vectors' cotangent moves ``U_k`` (``Vh_k``)."""
-    if U_bar is not None and U.shape[-1] > k:
-        U_k, U_p, X = U[..., :k], U[..., k:], U_bar[..., k:]
-        _check_complement(name, U_p, X, adjoint(U_p) @ X)
-        U_bar = contiguous(U_bar[..., :k] - U_p @ (adjoint(X) @ U_k))
-    if Vh_bar is not None and Vh.shape[-2] > k:
-        Vh_k, Vh_p, Y = Vh[..., :k, :], Vh[..., k:, :], Vh_bar[..., k:, :]
-        _check_complement(name, Vh_p, Y, Vh_p @ adjoint(Y))
-        Vh_bar = contiguous(Vh_bar[..., :k, :] - (Vh_k @ adjoint(Y)) @ Vh_p)
-    return U_bar, Vh_bar
-
-
-def _check_complement(name: str, basis: np.ndarray, X: np.ndarray, G: np.ndarray) -> None:
-    """GaugeError when ``G = U_p^H X`` has a skew-Hermitian part (a rotation of the complement)."""
-    G = flat_batch(G, 2)
-    skew = np.max(np.abs(G - adjoint(G)), axis=(1, 2), initial=0.0) / 2
-    stack = flat_batch(X, 2)
-    raise_if_gauge_dependent(
-        name, {_COMPLEMENT: skew}, lambda rows: frobenius(stack[rows]), basis.real.dtype
-    )
-
-
-def _unfold_complement(
-    U: np.ndarray, Vh: np.ndarray, U_dot: np.ndarray, Vh_dot: np.ndarray, k: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Full tangents from thin ones: ``U_p_dot = -U_k U_k_dot^H U_p`` (``Vh_p`` likewise)."""
-    if U.shape[-1] > k:
-        U_k, U_p = U[..., :k], U[..., k:]
-        U_dot = np.concatenate([U_dot, -U_k @ (adjoint(U_dot) @ U_p)], axis=-1)
-    if Vh.shape[-2] > k:
-        Vh_k, Vh_p = Vh[..., :k, :], Vh[..., k:, :]
-        Vh_dot = np.concatenate([Vh_dot, -(Vh_p @ adjoint(Vh_dot)) @ Vh_k], axis=-2)
-    return U_dot, Vh_dot
-
-
 # --- the rules, shared by numpy and scipy ----------------------------------------------------------
 
 
@@ -444,7 +379,7 @@ def _vectors_rule(name: str, a: Any, result: Any, hermitian: bool) -> tuple[Any,
         U_bar = optional_cotangent(U_bar, name, "U", U.shape, U.dtype)
         s_bar = optional_cotangent(s_bar, name, "s", s.shape, s.dtype)
         Vh_bar = optional_cotangent(Vh_bar, name, "Vh", Vh.shape, Vh.dtype)
-        U_bar, Vh_bar = _fold_complement(name, U, Vh, U_bar, Vh_bar, k)
+        U_bar, Vh_bar = svd_complement.fold(name, U, Vh, U_bar, Vh_bar, k)
         A_bar = svd_pullback_array(name, U_k, s, Vh_k, U_bar, s_bar, Vh_bar)
         return NoTangent(), project_A(_hermitize(A_bar, hermitian))
 
@@ -482,7 +417,7 @@ def _frule(
         V_k = adjoint(Vh_k)
         return np.real(np.sum(U_k.conj() * (A_dot @ V_k), axis=-2)).astype(s.dtype)
     U_dot, s_dot, Vh_dot = svd_pushforward_array(U_k, s, Vh_k, A_dot)
-    U_dot, Vh_dot = _unfold_complement(U, Vh, U_dot, Vh_dot, s.shape[-1])
+    U_dot, Vh_dot = svd_complement.unfold(U, Vh, U_dot, Vh_dot, s.shape[-1])
     # scipy returns a list for stacks; a list's tangent is a Tangent(tuple, ...)
     return Tangent(tuple if isinstance(factors, list) else type(factors), U_dot, s_dot, Vh_dot)
 

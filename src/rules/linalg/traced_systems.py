@@ -112,60 +112,32 @@ def solve_rrule(f: Any, a: Any, b: Any, **kwargs: Any) -> tuple[Any, Any]:
     return x, solve_pullback
 
 
-_TRANS = {0: "N", 1: "T", 2: "C", "N": "N", "T": "T", "C": "C", "n": "N", "t": "T", "c": "C"}
-
-
 def solve_triangular_rrule(
-    a: Any, b: Any, trans: Any, lower: bool, unit_diagonal: bool, check_finite: bool
+    a: Any, b: Any, trans: int, lower: bool, unit_diagonal: bool, check_finite: bool
 ) -> tuple[Any, Any]:
-    """``scipy.linalg.solve_triangular`` of traced operands."""
-    op = _TRANS[trans]
-    x = call(
-        sla.solve_triangular,
-        a,
-        b,
-        trans=trans,
-        lower=lower,
-        unit_diagonal=unit_diagonal,
-        check_finite=check_finite,
-    )
+    """``scipy.linalg.solve_triangular`` of traced operands; ``trans`` is 0, 1 or 2."""
+    flags = {"lower": lower, "unit_diagonal": unit_diagonal}
+    x = call(sla.solve_triangular, a, b, trans=trans, check_finite=check_finite, **flags)
     vector = np.ndim(b) == 1
     project_a, project_b = ProjectTo(a), ProjectTo(b)
     complex_input = np.iscomplexobj(innermost_value(a))
 
     def solve_triangular_pullback(x_bar: Any) -> tuple[Any, ...]:
         x_bar = unthunk(x_bar)
-        # op(T)^{-H} x_bar: N -> T^{-H}; C -> T^{-1}; T -> conj(T)^{-1} = conj(T^{-1} conj(.))
-        if op == "N":
-            b_bar = call(
-                sla.solve_triangular, a, x_bar, trans="C", lower=lower, unit_diagonal=unit_diagonal
-            )
-        elif op == "C" or not complex_input:
-            b_bar = call(
-                sla.solve_triangular, a, x_bar, trans="N", lower=lower, unit_diagonal=unit_diagonal
-            )
+        # op(T)^{-H} x_bar: T^{-H} for op = T; T^{-1} for op = T^H (or T^T, real);
+        # conj(T)^{-1} = conj(T^{-1} conj(.)) for op = T^T, complex
+        if trans == 1 and complex_input:
+            b_bar = np.conj(call(sla.solve_triangular, a, np.conj(x_bar), trans=0, **flags))
         else:
-            b_bar = np.conj(
-                call(
-                    sla.solve_triangular,
-                    a,
-                    np.conj(x_bar),
-                    trans="N",
-                    lower=lower,
-                    unit_diagonal=unit_diagonal,
-                )
-            )
+            b_bar = call(sla.solve_triangular, a, x_bar, trans=2 if trans == 0 else 0, **flags)
         columns_b, columns_x = (b_bar[..., None], x[..., None]) if vector else (b_bar, x)
         op_bar = -(columns_b @ adjoint(columns_x))  # the cotangent of op(T)
-        if op == "T":
+        if trans == 1:
             op_bar = np.swapaxes(op_bar, -1, -2)
-        elif op == "C":
+        elif trans == 2:
             op_bar = adjoint(op_bar)
-        a_bar = (
-            np.tril(op_bar, -1 if unit_diagonal else 0)
-            if lower
-            else np.triu(op_bar, 1 if unit_diagonal else 0)
-        )
+        diagonal = 1 if unit_diagonal else 0
+        a_bar = np.tril(op_bar, -diagonal) if lower else np.triu(op_bar, diagonal)
         return NoTangent(), project_a(a_bar), project_b(b_bar), *(NoTangent(),) * 5
 
     return x, solve_triangular_pullback

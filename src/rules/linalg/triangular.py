@@ -69,6 +69,14 @@ NAME = "scipy.linalg.solve_triangular"
 _TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
 
 
+def _trans_code(trans: Any) -> int:
+    """Scipy's ``trans`` (0, 1, 2, 'N', 'T' or 'C') as 0, 1 or 2; ``ValueError`` otherwise."""
+    try:
+        return _TRANS[trans]
+    except (KeyError, TypeError):
+        raise ValueError(f"{NAME}: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}") from None
+
+
 # --- the algebra path: none (tri() needs elementwise access) ------------------------------------
 
 # --- the array-formula path --------------------------------------------------------------------
@@ -186,12 +194,7 @@ class _Triangular:
     __slots__ = ("T", "X", "layout", "order", "paths", "pullback_of", "x")
 
     def __init__(self, a: Any, b: Any, trans: Any, lower: Any, unit_diagonal: Any) -> None:
-        try:
-            trans = _TRANS[trans]
-        except (KeyError, TypeError):
-            raise ValueError(
-                f"{NAME}: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}"
-            ) from None
+        trans = _trans_code(trans)
         unit = bool(unit_diagonal)  # Python bools: one compile
         A0 = a if type(a) is np.ndarray else as_array(a)
         b0 = b if type(b) is np.ndarray else as_array(b)
@@ -251,7 +254,7 @@ def solve_triangular_rrule(
         refuse_overwrite = {"overwrite_b": overwrite_b, "check_finite": check_finite}
         check_scipy_options(NAME, (innermost_value(a), innermost_value(b)), refuse_overwrite)
         return traced_systems.solve_triangular_rrule(
-            a, b, trans, lower, unit_diagonal, check_finite
+            a, b, _trans_code(trans), lower, unit_diagonal, check_finite
         )
     check_scipy_options(NAME, (a, b), {"overwrite_b": overwrite_b, "check_finite": check_finite})
     forward = _Triangular(a, b, trans, lower, unit_diagonal)
