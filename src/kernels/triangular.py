@@ -108,16 +108,44 @@ def _trsm(T, B, lower, op, unit_diagonal):
     """Return ``op(T)^-1 B`` (C-contiguous, shape of ``B``) for ``op`` in "N", "T", "C", "conj".
 
     One BLAS trsm. BLAS is column-major, so the C-ordered ``T`` goes in as ``T.T`` (a Fortran
-    view, no copy) with the triangle flipped; only ``T^H`` of a complex ``T`` copies ``T``.
+    view, no copy) with the triangle flipped. A matrix ``B`` is solved from the right in the
+    transposed problem, ``X^T = B^T op(T)^-T``, where ``B.T`` and the result are Fortran views
+    of C-ordered arrays, so nothing is copied; a vector is solved from the left (faster in
+    OpenBLAS for one column). Only ``conj(T)`` from the right, or ``T^H`` from the left, of a
+    complex ``T`` copies ``T``.
     """
     trsm = get_blas_funcs("trsm", (T, B))
     B2 = B.reshape(len(B), -1)
-    if op == "C" and np.iscomplexobj(T):
+    complex_T = np.iscomplexobj(T)
+    if B2.shape[1] > 1:
+        if op == "conj" and complex_T:  # X^T = B^T T^-H: T as stored, conjugate-transposed
+            X = trsm(1.0, T, B2.T, side=1, lower=lower, trans_a=2, diag=unit_diagonal)
+        else:  # op(T)^T is T^T, T, conj(T): T.T as it is, transposed, conjugate-transposed
+            trans_a = {"N": 0, "T": 1, "C": 2, "conj": 0}[op]
+            X = trsm(1.0, T.T, B2.T, side=1, lower=not lower, trans_a=trans_a, diag=unit_diagonal)
+        return X.T.reshape(B.shape)
+    if op == "C" and complex_T:
         X = trsm(1.0, T, B2, lower=lower, trans_a=2, diag=unit_diagonal)
     else:
         trans_a = {"N": 1, "T": 0, "C": 0, "conj": 2}[op]
         X = trsm(1.0, T.T, B2, lower=not lower, trans_a=trans_a, diag=unit_diagonal)
     return np.ascontiguousarray(X).reshape(B.shape)
+
+
+def _trmm(T, X, lower, op, unit_diagonal):
+    """Return ``op(tri(T)) X`` (C-contiguous, shape of ``X``) for ``op`` in "N", "T", "C".
+
+    One BLAS trmm, which reads only the triangle: half the flops of ``tril`` and gemm, and no
+    copy of ``T``. In column-major terms it forms ``X^T op(T)^T`` from the Fortran views
+    ``X.T`` and ``T.T``; a unit diagonal (taken as ones by BLAS) is then subtracted out.
+    """
+    trmm = get_blas_funcs("trmm", (T, X))
+    X2 = X.reshape(len(X), -1)
+    trans_a = {"N": 0, "T": 1, "C": 2}[op]
+    Y = trmm(1.0, T.T, X2.T, side=1, lower=not lower, trans_a=trans_a, diag=unit_diagonal).T
+    if unit_diagonal:
+        Y = Y - X2
+    return np.ascontiguousarray(Y).reshape(X.shape)
 
 
 def _tri(G, lower, unit_diagonal):
@@ -141,10 +169,9 @@ def solve_triangular_pullback_blas(T, X, X_bar, lower=False, trans=0, unit_diago
 def solve_triangular_pushforward_blas(
     T, X, T_dot, B_dot, lower=False, trans=0, unit_diagonal=False
 ):
-    """Return ``X_dot = op(T)^-1 (B_dot - op(tri(T_dot)) X)`` with one gemm and one trsm.
+    """Return ``X_dot = op(T)^-1 (B_dot - op(tri(T_dot)) X)`` with one trmm and one trsm.
 
     Same contract as :func:`solve_triangular_pushforward`; ``X`` and ``B_dot`` may be vectors.
     """
-    T_dot = _tri(T_dot, lower, unit_diagonal)
-    op_T_dot = (T_dot, T_dot.T, T_dot.conj().T)[trans]
-    return _trsm(T, B_dot - op_T_dot @ X, lower, "NTC"[trans], unit_diagonal)
+    op = "NTC"[trans]
+    return _trsm(T, B_dot - _trmm(T_dot, X, lower, op, unit_diagonal), lower, op, unit_diagonal)

@@ -29,7 +29,7 @@ Paths (chosen by :func:`rules.core.dispatch.paths`, for the forward solve too):
 * kernel path (float32/float64/complex128): while ``n * n * k`` stays up to
   ``kernels.crossovers.SOLVE_TRIANGULAR_KERNEL_MAX_SIZE`` one compiled loop over the stack
   (``kernels.triangular``, also the forward solve, which scipy otherwise loops over in Python);
-  above, one BLAS ``trsm`` and one ``gemm`` per matrix.
+  above, one BLAS ``trsm`` (and ``gemm`` or ``trmm``) per matrix.
 
 A zero on the diagonal (without ``unit_diagonal``) raises ``LinAlgError`` naming the function
 and the shape, as scipy does; NaN in gives NaN out (with ``check_finite=False``).
