@@ -114,11 +114,12 @@ def test_batched_equals_per_matrix(system, rand):
 @pytest.mark.parametrize(
     ("lower", "trans", "unit"), [(True, 0, False), (False, 2, False), (False, 1, True)]
 )
-def test_blas_equals_numba_at_larger_n(rand, dtype, tol, lower, trans, unit):
+@pytest.mark.parametrize("k", [3, 6])  # the kernels' two loop orders (k < 4 and k >= 4)
+def test_blas_equals_numba_at_larger_n(rand, dtype, tol, lower, trans, unit, k):
     # small off-diagonal entries: a unit triangle of O(1) entries is exponentially ill-conditioned
     T = 0.1 * rand(40, 40) + (3 * np.eye(40)).astype(dtype)
-    X = scipy_solve(T, rand(40, 3), lower, trans, unit).astype(dtype)
-    X_bar, T_dot, B_dot = rand(40, 3), rand(40, 40), rand(40, 3)
+    X = scipy_solve(T, rand(40, k), lower, trans, unit).astype(dtype)
+    X_bar, T_dot, B_dot = rand(40, k), rand(40, 40), rand(40, k)
     flags = (lower, trans, unit)
     for got, want in zip(
         solve_triangular_pullback_blas(T, X, X_bar, *flags),
@@ -176,9 +177,10 @@ def test_nan_in_gives_nan_out(system, rand):
 
 
 @pytest.mark.parametrize(("lower", "trans", "unit_diagonal"), FLAGS, ids=FLAG_IDS)
-def test_forward_solve_matches_scipy(rand, dtype, tol, lower, trans, unit_diagonal):
+@pytest.mark.parametrize("k", [2, 5])  # the two loop orders of the kernel (k < 4, k >= 4)
+def test_forward_solve_matches_scipy(rand, dtype, tol, lower, trans, unit_diagonal, k):
     T = rand(3, 4, 4) + (3 * np.eye(4)).astype(dtype)
-    B = rand(3, 4, 2)
+    B = rand(3, 4, k)
     before = T.copy(), B.copy()
     X = solve_triangular_batched(T, B, lower, trans, unit_diagonal)
     assert X.dtype == dtype
