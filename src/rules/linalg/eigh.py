@@ -96,6 +96,7 @@ from rules.linalg._spectral import (
     default_rtol,
     frobenius,
     gauge_rtol,
+    lapack_eigh,
     masked_inverse,
     optional_cotangent,
     raise_if_gauge_dependent,
@@ -411,7 +412,8 @@ def eigh_frule(tangents: tuple[Any, Any], a: Any, UPLO: str = "L") -> tuple[Any,
 
 def _numpy_eigvalsh(a: Any, UPLO: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     name = "np.linalg.eigvalsh"
-    dense, (w, V) = _numpy_eigh(name, a, UPLO)
+    pair = lapack_eigh(a, UPLO)  # one small matrix: LAPACK directly (V stays internal)
+    dense, (w, V) = (a, pair) if pair is not None else _numpy_eigh(name, a, UPLO)
     if np.isnan(w).any():  # numpy's eigvalsh does not converge on NaN; eigh returns NaN
         raise np.linalg.LinAlgError(
             f"{name}: Eigenvalues did not converge (input of shape {dense.shape} holds NaN)"
