@@ -59,10 +59,18 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from kernels import crossovers
 from kernels import lu as klu
 from kernels import lu_unpacked as klu_unpacked
 from rules.core.cotangents import as_array_cotangent
-from rules.core.dispatch import as_stack, forward_stack, kernel_array, paths, unstack
+from rules.core.dispatch import (
+    as_stack,
+    forward_stack,
+    kernel_array,
+    kernel_eligible,
+    paths,
+    unstack,
+)
 from rules.core.nesting import as_array, call, contiguous, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape
@@ -345,12 +353,13 @@ def _small_single(A: np.ndarray) -> np.ndarray | None:
     pivot choice in less time than scipy's wrapper takes to check its arguments. A non-finite
     matrix stays with scipy, which raises (``check_finite``) or returns its NaNs as before.
     """
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+    if not kernel_eligible(A) or A.ndim != 2 or A.shape[0] != A.shape[1]:
         return None
-    stack = forward_stack(A, "LU_FORWARD_STACK_MAX_N", min_n=2, single="LU_FORWARD_SINGLE_MAX_N")
-    if stack is None or not np.isfinite(stack).all():
+    if not 2 <= A.shape[0] <= crossovers.LU_FORWARD_SINGLE_MAX_N[A.dtype.kind]:
         return None
-    return stack
+    if not np.isfinite(A).all():
+        return None
+    return kernel_array(A)[None]
 
 
 def _check_finite(name: str, A: np.ndarray) -> None:
