@@ -63,7 +63,8 @@ Paths (DESIGN.md section 7):
   those functions (``kernels._spectral.use_loops``), governed by the crossover entry
   ``kernels.crossovers.EIGH_LOOPS_MAX_N``: loops for ``n <= EIGH_LOOPS_MAX_N``, BLAS above. The
   forward pass of a stack of small matrices takes the batched Jacobi kernel
-  (``kernels.eigh_forward``) up to ``EIGH_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise.
+  (``kernels.eigh_forward``) up to ``EIGH_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise;
+  eigvalsh of one matrix calls LAPACK ``syevd``/``heevd`` directly (``EIGH_VALUES_SINGLE_MAX_N``).
 
 References
 ----------

@@ -73,7 +73,8 @@ Paths (DESIGN.md section 7):
   functions (``kernels._spectral.use_loops``), governed by the crossover entry
   ``kernels.crossovers.SVD_LOOPS_MAX_N`` on ``max(m, n)``: loops up to it, BLAS above. The
   forward pass of a stack of small matrices takes the batched kernel (``kernels.svd_forward``) up
-  to ``SVD_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise.
+  to ``SVD_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise; ``np.linalg.svdvals`` (and
+  ``compute_uv=False``) of one matrix calls ``gesdd`` directly (``SVD_VALUES_SINGLE_MAX_N``).
 
 References
 ----------
