@@ -29,13 +29,28 @@ CHOLESKY_FORWARD_STACK_MAX_N = 16
 LU_FORWARD_STACK_MAX_N = 24
 INV_FORWARD_STACK_MAX_N = 16
 
+# lu.whole (one matrix, by dtype kind): kernels.lu_unpacked on a stack of one up to here,
+# scipy.linalg.lu above (its wrapper costs several times a small factorization).
+LU_FORWARD_SINGLE_MAX_N = {"f": 32, "c": 24}
+
 # eigh.whole / svd.whole / qr.whole (and eigvalsh, svdvals): the batched Jacobi and Householder
 # forward kernels (kernels.eigh_forward, svd_forward, qr_forward) up to here, by dtype kind
 # ("f" real, "c" complex: complex arithmetic vectorises less well across matrices), numpy's
-# LAPACK loop above; one matrix always takes LAPACK.
+# LAPACK loop above.
 EIGH_FORWARD_STACK_MAX_N = {"f": 12, "c": 4}
 SVD_FORWARD_STACK_MAX_N = {"f": 12, "c": 6}
 QR_FORWARD_STACK_MAX_N = {"f": 16, "c": 12}
+
+# qr.whole (one matrix): the Householder kernel on a stack of one up to here, numpy's or
+# scipy's LAPACK above. eigh and svd keep LAPACK for one matrix (the kernels' eigenvector
+# gauge is not LAPACK's).
+QR_FORWARD_SINGLE_MAX_N = {"f": 15, "c": 14}
+
+# eigvalsh.whole / svdvals.whole (one matrix; values only, the vectors stay inside the
+# derivative): LAPACK syevd/heevd and gesdd through scipy's raw wrappers up to here, numpy's
+# eigh and svd above (the same drivers; their wrappers' fixed cost matters only for small n).
+EIGH_VALUES_SINGLE_MAX_N = 32
+SVD_VALUES_SINGLE_MAX_N = 32
 
 # lu.pullback / lu.pushforward: the loop kernels up to here, the BLAS variant
 # (kernels.lu.*_blas, triangular solves with the forward's factors) above.

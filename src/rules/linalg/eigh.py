@@ -63,7 +63,8 @@ Paths (DESIGN.md section 7):
   those functions (``kernels._spectral.use_loops``), governed by the crossover entry
   ``kernels.crossovers.EIGH_LOOPS_MAX_N``: loops for ``n <= EIGH_LOOPS_MAX_N``, BLAS above. The
   forward pass of a stack of small matrices takes the batched Jacobi kernel
-  (``kernels.eigh_forward``) up to ``EIGH_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise.
+  (``kernels.eigh_forward``) up to ``EIGH_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise;
+  eigvalsh of one matrix calls LAPACK ``syevd``/``heevd`` directly (``EIGH_VALUES_SINGLE_MAX_N``).
 
 References
 ----------
@@ -96,6 +97,7 @@ from rules.linalg._spectral import (
     default_rtol,
     frobenius,
     gauge_rtol,
+    lapack_eigh,
     masked_inverse,
     optional_cotangent,
     raise_if_gauge_dependent,
@@ -411,7 +413,8 @@ def eigh_frule(tangents: tuple[Any, Any], a: Any, UPLO: str = "L") -> tuple[Any,
 
 def _numpy_eigvalsh(a: Any, UPLO: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     name = "np.linalg.eigvalsh"
-    dense, (w, V) = _numpy_eigh(name, a, UPLO)
+    pair = lapack_eigh(a, UPLO)  # one small matrix: LAPACK directly (V stays internal)
+    dense, (w, V) = (a, pair) if pair is not None else _numpy_eigh(name, a, UPLO)
     if np.isnan(w).any():  # numpy's eigvalsh does not converge on NaN; eigh returns NaN
         raise np.linalg.LinAlgError(
             f"{name}: Eigenvalues did not converge (input of shape {dense.shape} holds NaN)"

@@ -38,8 +38,10 @@ Paths (chosen by :func:`rules.core.dispatch.paths`):
 * forward: a stack of small square matrices (orders 2 to
   ``kernels.crossovers.LU_FORWARD_STACK_MAX_N``, a kernel dtype) is factored in one compiled
   call (``kernels.lu_unpacked.lu_batched`` for ``lu``, ``kernels.lu.lu_factor_batched`` for
-  ``lu_factor``) with LAPACK's pivot choice; anything else by scipy, which loops over a stack in
-  Python.
+  ``lu_factor``) with LAPACK's pivot choice; so is one finite square matrix for ``lu`` (orders 2
+  to ``LU_FORWARD_SINGLE_MAX_N``, a stack of one), where scipy's wrapper costs more than the
+  factorization; ``lu_factor`` calls LAPACK ``getrf`` for one matrix directly. Anything else goes
+  to scipy, which loops over a stack in Python.
 * kernel path: ``kernels.lu``, one matrix up to ``kernels.crossovers.LU_SINGLE_MAX_N`` and
   stacks up to ``LU_STACK_MAX_N`` in one compiled call, larger ones through the BLAS variant
   (triangular solves with the forward's factors, no inverse).
@@ -57,10 +59,18 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from kernels import crossovers
 from kernels import lu as klu
 from kernels import lu_unpacked as klu_unpacked
 from rules.core.cotangents import as_array_cotangent
-from rules.core.dispatch import as_stack, forward_stack, kernel_array, paths, unstack
+from rules.core.dispatch import (
+    as_stack,
+    forward_stack,
+    kernel_array,
+    kernel_eligible,
+    paths,
+    unstack,
+)
 from rules.core.nesting import as_array, call, contiguous, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape
@@ -336,6 +346,22 @@ def _small_stack(A: np.ndarray) -> bool:
     )
 
 
+def _small_single(A: np.ndarray) -> np.ndarray | None:
+    """One small square matrix as a stack of one for ``kernels.lu_unpacked.lu_batched``, or ``None``.
+
+    Orders 2 to ``kernels.crossovers.LU_FORWARD_SINGLE_MAX_N``: the kernel factors with LAPACK's
+    pivot choice in less time than scipy's wrapper takes to check its arguments. A non-finite
+    matrix stays with scipy, which raises (``check_finite``) or returns its NaNs as before.
+    """
+    if not kernel_eligible(A) or A.ndim != 2 or A.shape[0] != A.shape[1]:
+        return None
+    if not 2 <= A.shape[0] <= crossovers.LU_FORWARD_SINGLE_MAX_N[A.dtype.kind]:
+        return None
+    if not np.isfinite(A).all():
+        return None
+    return kernel_array(A)[None]
+
+
 def _check_finite(name: str, A: np.ndarray) -> None:
     """Raise ``ValueError`` for inf or NaN in ``A``, as scipy does with ``check_finite=True``."""
     if not np.isfinite(A).all():
@@ -358,7 +384,11 @@ def _scipy_lu(
     name = "scipy.linalg.lu"
     _refuse_overwrite(name, overwrite_a)
     dense = _matrix(name, A)
-    if _small_stack(dense):  # one compiled call instead of scipy's loop over the stack
+    single = _small_single(dense)
+    if single is not None:  # one compiled call instead of scipy's wrapper
+        perm, L, U = klu_unpacked.lu_batched(single)
+        perm, L, U = perm[0], L[0], U[0]
+    elif _small_stack(dense):  # one compiled call instead of scipy's loop over the stack
         if check_finite:
             _check_finite(name, dense)
         perm, L, U = klu_unpacked.lu_batched(as_stack(kernel_array(dense)))

@@ -31,11 +31,18 @@ from kernels import crossovers
 from kernels import lu as klu
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
-from rules.core.dispatch import as_stack, flat_batch, kernel_array, kernel_dtype, unstack
+from rules.core.dispatch import (
+    as_stack,
+    flat_batch,
+    kernel_array,
+    kernel_dtype,
+    kernel_eligible,
+    unstack,
+)
 from rules.core.nesting import as_array, call
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, scipy_outputs
-from rules.linalg._systems import Layout
+from rules.linalg._systems import Layout, lapack_functions
 from rules.linalg.lu import (
     _as_array,
     _check_finite,
@@ -82,6 +89,16 @@ def _lu_factor(A: Any, overwrite_a: bool, check_finite: bool) -> Any:
     name = "scipy.linalg.lu_factor"
     _refuse_overwrite(name, overwrite_a)
     dense = _matrix(name, A)
+    if dense.ndim == 2 and kernel_eligible(dense) and dense.size:
+        # one matrix: LAPACK getrf directly, as scipy calls it, without scipy's Python wrapper
+        # (several times the factorization at small n); a singular or non-finite matrix goes
+        # through scipy, for its warning or its error
+        (getrf,) = lapack_functions(("getrf",), dense.dtype)
+        if np.isfinite(dense).all():
+            lu, piv, info = getrf(dense)
+            if info == 0:
+                return lu, piv
+        return call(sla.lu_factor, dense, check_finite=check_finite)
     if not _small_stack(dense):
         return call(sla.lu_factor, dense, check_finite=check_finite)
     if check_finite:

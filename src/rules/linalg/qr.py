@@ -48,6 +48,9 @@ Paths (chosen by :func:`rules.core.dispatch.paths`):
   cotangents must be arrays (:func:`rules.core.cotangents.as_array_cotangent`; other tangent
   types raise ``TypeError``).
 * array-formula path: the formula above in stacked numpy, for dtypes without kernels.
+* forward: small stacks (up to ``kernels.crossovers.QR_FORWARD_STACK_MAX_N``) and one small
+  matrix (up to ``QR_FORWARD_SINGLE_MAX_N``) of a kernel dtype are factored by the Householder
+  kernel ``kernels.qr_forward`` with LAPACK's signs; anything else by numpy's or scipy's LAPACK.
 * kernel path: ``kernels.qr``, one matrix up to ``kernels.crossovers.QR_SINGLE_MAX_N`` on a side
   and stacks up to ``QR_STACK_MAX_N`` in one compiled call, larger ones through the BLAS variant
   (one triangular solve, no inverse).
@@ -296,10 +299,12 @@ _QRResult = type(np.linalg.qr(np.eye(1)))
 def _stack_qr(dense: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray] | None:
     """``(Q, R)`` (numpy's ``mode`` 'reduced' or 'complete') from the batched Householder kernel.
 
-    ``None`` unless ``dense`` is a stack of small matrices. LAPACK's reflectors, so the factors
-    are numpy's to rounding (``kernels.qr_forward``).
+    ``None`` unless ``dense`` is a stack of small matrices, or one small matrix (up to
+    ``kernels.crossovers.QR_FORWARD_SINGLE_MAX_N``, as a stack of one: the kernel takes less
+    time than numpy's wrapper). LAPACK's reflectors, so the factors are numpy's to rounding
+    (``kernels.qr_forward``).
     """
-    stack = forward_stack(dense, "QR_FORWARD_STACK_MAX_N")
+    stack = forward_stack(dense, "QR_FORWARD_STACK_MAX_N", single="QR_FORWARD_SINGLE_MAX_N")
     if stack is None:
         return None
     Q, R = qr_batched(stack, mode)

@@ -73,7 +73,8 @@ Paths (DESIGN.md section 7):
   functions (``kernels._spectral.use_loops``), governed by the crossover entry
   ``kernels.crossovers.SVD_LOOPS_MAX_N`` on ``max(m, n)``: loops up to it, BLAS above. The
   forward pass of a stack of small matrices takes the batched kernel (``kernels.svd_forward``) up
-  to ``SVD_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise.
+  to ``SVD_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise; ``np.linalg.svdvals`` (and
+  ``compute_uv=False``) of one matrix calls ``gesdd`` directly (``SVD_VALUES_SINGLE_MAX_N``).
 
 References
 ----------
@@ -103,6 +104,7 @@ from rules.linalg._spectral import (
     default_rtol,
     frobenius,
     gauge_rtol,
+    lapack_svd,
     masked_inverse,
     near_ties,
     optional_cotangent,
@@ -445,7 +447,15 @@ def _stack_svd(dense: np.ndarray, full: bool) -> tuple[np.ndarray, ...] | None:
     return U.reshape(*batch, m, k), s.reshape(*batch, k), Vh.reshape(*batch, k, n)
 
 
-def _numpy_svd(name: str, a: Any, full_matrices: bool, hermitian: bool) -> Any:
+def _numpy_svd(
+    name: str, a: Any, full_matrices: bool, hermitian: bool, values_only: bool = False
+) -> Any:
+    """``np.linalg.svd``'s output and the input; ``values_only``: the vectors stay internal."""
+    if values_only and not hermitian:
+        factors = lapack_svd(a)  # one small matrix: LAPACK gesdd directly
+        if factors is not None:
+            return a, _SVDResult(*factors)
+
     def decompose(dense: np.ndarray, full: bool) -> Any:
         factors = None if hermitian else _stack_svd(dense, full)
         if factors is not None:
@@ -465,7 +475,7 @@ def svd_rrule(
     policy.
     """
     name = "np.linalg.svd"
-    _, result = _numpy_svd(name, a, full_matrices and compute_uv, hermitian)
+    _, result = _numpy_svd(name, a, full_matrices and compute_uv, hermitian, not compute_uv)
     if not compute_uv:
         return _values_rule(name, a, *result, hermitian)
     return _vectors_rule(name, a, result, hermitian)
@@ -481,7 +491,7 @@ def svd_frule(
 ) -> tuple[Any, Any]:
     """Forward rule for ``np.linalg.svd`` (module docstring)."""
     name = "np.linalg.svd"
-    dense, result = _numpy_svd(name, a, full_matrices and compute_uv, hermitian)
+    dense, result = _numpy_svd(name, a, full_matrices and compute_uv, hermitian, not compute_uv)
     y_dot = _frule(name, tangents[1], dense, result, compute_uv, hermitian)
     return (result if compute_uv else result.S), y_dot
 
@@ -489,7 +499,7 @@ def svd_frule(
 @rrule.register(np.linalg.svdvals)
 def svdvals_rrule(x: Any, /) -> tuple[np.ndarray, Any]:
     r"""Reverse rule for ``np.linalg.svdvals``: :math:`\bar A = U \mathrm{diag}(\bar s) V^H`."""
-    _, result = _numpy_svd("np.linalg.svdvals", x, False, False)
+    _, result = _numpy_svd("np.linalg.svdvals", x, False, False, values_only=True)
     return _values_rule("np.linalg.svdvals", x, *result, False)
 
 
@@ -497,7 +507,7 @@ def svdvals_rrule(x: Any, /) -> tuple[np.ndarray, Any]:
 def svdvals_frule(tangents: tuple[Any, Any], x: Any, /) -> tuple[Any, Any]:
     r"""Forward rule for ``np.linalg.svdvals``: :math:`\dot s = \mathrm{Re\,diag}(U^H \dot A V)`."""
     name = "np.linalg.svdvals"
-    dense, result = _numpy_svd(name, x, False, False)
+    dense, result = _numpy_svd(name, x, False, False, values_only=True)
     return result.S, _frule(name, tangents[1], dense, result, False, False)
 
 

@@ -55,7 +55,29 @@ def test_above_the_crossover_and_single_matrices_take_lapack(rng):
         H = A + A.mT
         np.testing.assert_array_equal(rrule(np.linalg.eigh, H)[0][1], np.linalg.eigh(H)[1])
         np.testing.assert_array_equal(rrule(np.linalg.svd, A)[0][0], np.linalg.svd(A)[0])
-        np.testing.assert_array_equal(rrule(np.linalg.qr, A)[0][0], np.linalg.qr(A)[0])
+    A = rng.standard_normal((2, n, n))
+    np.testing.assert_array_equal(rrule(np.linalg.qr, A)[0][0], np.linalg.qr(A)[0])
+
+
+def test_single_matrices_above_their_crossover_take_lapack(monkeypatch, rng):
+    monkeypatch.setattr(crossovers, "QR_FORWARD_SINGLE_MAX_N", {"f": 0, "c": 0})
+    A = rng.standard_normal((4, 4))
+    np.testing.assert_array_equal(rrule(np.linalg.qr, A)[0][0], np.linalg.qr(A)[0])
+
+
+def test_forward_stack_takes_one_matrix_up_to_its_single_entry(monkeypatch, rng):
+    monkeypatch.setattr(crossovers, "TEST_FORWARD_SINGLE_MAX_N", 4, raising=False)
+    A = rng.standard_normal((4, 4))
+    stack = forward_stack(A, "QR_FORWARD_STACK_MAX_N", single="TEST_FORWARD_SINGLE_MAX_N")
+    assert stack.shape == (1, 4, 4)
+    np.testing.assert_array_equal(stack[0], A)
+    assert forward_stack(A, "QR_FORWARD_STACK_MAX_N") is None  # no single entry: LAPACK
+    B = rng.standard_normal((5, 5))
+    assert forward_stack(B, "QR_FORWARD_STACK_MAX_N", single="TEST_FORWARD_SINGLE_MAX_N") is None
+    frozen = A.copy()
+    frozen.flags.writeable = False  # a read-only array is copied (Numba would compile again)
+    stack = forward_stack(frozen, "QR_FORWARD_STACK_MAX_N", single="TEST_FORWARD_SINGLE_MAX_N")
+    assert stack.flags.writeable
 
 
 def test_full_matrices_of_non_square_stacks_take_lapack(rng):
