@@ -361,12 +361,18 @@ def _scipy_lu(
     if _small_stack(dense):  # one compiled call instead of scipy's loop over the stack
         if check_finite:
             _check_finite(name, dense)
-        perm, L, U = klu_unpacked.lu_batched(as_stack(kernel_array(dense)))
+        stack = as_stack(kernel_array(dense))
+        if permute_l or p_indices:
+            perm, L, U = klu_unpacked.lu_batched(stack)
+        else:  # P in the same pass
+            P, perm, L, U = klu_unpacked.plu_batched(stack)
         perm, L, U = (
             perm.reshape(dense.shape[:-1]),
             unstack(L, dense.shape),
             unstack(U, dense.shape),
         )
+        if not (permute_l or p_indices):
+            return (unstack(P, dense.shape), L, U), _Factors(name, perm, L, U)
     else:
         perm, L, U = call(sla.lu, dense, p_indices=True, check_finite=check_finite)
     factors = _Factors(name, perm, L, U)
