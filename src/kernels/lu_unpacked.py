@@ -22,7 +22,7 @@ matrix gives a zero on the diagonal of ``U``, never an exception.
 
 import numpy as np
 
-from kernels._alloc import empty_pair_like
+from kernels._alloc import empty_pair_like, empty_plu_like
 from kernels._flat_lanes import (
     NL,
     _load_flat_inplace,
@@ -114,9 +114,12 @@ def _unpack(A, with_P):
     b, n, n2 = A.shape
     if n2 != n:
         raise ValueError("lu_batched: A must be a stack of square matrices (b, n, n)")
-    L, U = empty_pair_like(A, A)  # one allocation (kernels._alloc)
+    if with_P:
+        P, L, U = empty_plu_like(A)  # one allocation (kernels._alloc)
+    else:
+        L, U = empty_pair_like(A, A)
+        P = np.empty((0, n, n), dtype=A.real.dtype)
     perm = np.empty((b, n), dtype=np.int32)
-    P = np.empty((b if with_P else 0, n, n), dtype=A.real.dtype)
     if n == 4:
         _unpack_flat_sized(A, perm, L, U, P, with_P, 4)
     elif n == 3:
