@@ -37,7 +37,8 @@ Paths (chosen by :func:`rules.core.dispatch.paths`):
 * array-formula path: the formula in stacked numpy, for dtypes without kernels.
 * forward: a stack of small square matrices (orders 2 to
   ``kernels.crossovers.LU_FORWARD_STACK_MAX_N``, a kernel dtype) is factored in one compiled
-  call (``kernels.lu_unpacked.lu_batched`` for ``lu``, ``kernels.lu.lu_factor_batched`` for
+  call (``kernels.lu_unpacked.plu_batched`` for ``lu``, which writes ``P`` in the same pass,
+  ``lu_batched`` for ``p_indices``/``permute_l``, ``kernels.lu.lu_factor_batched`` for
   ``lu_factor``) with LAPACK's pivot choice; anything else by scipy, which loops over a stack in
   Python.
 * kernel path: ``kernels.lu``, one matrix up to ``kernels.crossovers.LU_SINGLE_MAX_N`` and
