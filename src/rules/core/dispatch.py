@@ -170,7 +170,7 @@ def _c_copy(x: np.ndarray) -> np.ndarray:
 
 def as_stack(x: np.ndarray) -> np.ndarray:
     """``(..., m, n)`` as a C-contiguous ``(b, m, n)`` stack (a view when already contiguous)."""
-    return flat_batch(np.ascontiguousarray(x), 2)
+    return flat_batch(x if x.flags.c_contiguous else _c_copy(x), 2)
 
 
 def flat_batch(x: np.ndarray, core: int) -> np.ndarray:

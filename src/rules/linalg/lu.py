@@ -61,7 +61,7 @@ import scipy.linalg as sla
 from kernels import lu as klu
 from kernels import lu_unpacked as klu_unpacked
 from rules.core.cotangents import as_array_cotangent
-from rules.core.dispatch import as_stack, forward_stack, kernel_array, paths, unstack
+from rules.core.dispatch import forward_stack, kernel_array, paths, unstack
 from rules.core.nesting import as_array, call, contiguous, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape
@@ -324,17 +324,17 @@ def _refuse_overwrite(name: str, overwrite: bool) -> None:
         )
 
 
-def _small_stack(A: np.ndarray) -> bool:
-    """Whether ``A`` is a stack of small square matrices that the batched forward kernels factor.
+def _small_stack(A: np.ndarray) -> np.ndarray | None:
+    """``A`` as a kernel's ``(b, n, n)`` stack when the batched forward kernels factor it, or ``None``.
 
-    Orders 2 to ``kernels.crossovers.LU_FORWARD_STACK_MAX_N``, of a kernel dtype (the dtype
-    scipy returns; other layouts are copied to C order, which costs far less than scipy's loop);
-    1 x 1 stays with scipy, whose ``P`` then has the input's dtype.
+    Square orders 2 to ``kernels.crossovers.LU_FORWARD_STACK_MAX_N``, of a kernel dtype (the
+    dtype scipy returns; other layouts are copied to C order once, here, which costs far less
+    than scipy's loop); 1 x 1 stays with scipy, whose ``P`` then has the input's dtype.
     """
-    return (
-        A.shape[-1] == A.shape[-2]
-        and forward_stack(A, "LU_FORWARD_STACK_MAX_N", min_n=2) is not None
-    )
+    if A.shape[-1] != A.shape[-2]:
+        return None
+    stack = forward_stack(A, "LU_FORWARD_STACK_MAX_N", min_n=2)
+    return None if stack is None else kernel_array(stack)
 
 
 def _check_finite(name: str, A: np.ndarray) -> None:
@@ -359,10 +359,10 @@ def _scipy_lu(
     name = "scipy.linalg.lu"
     _refuse_overwrite(name, overwrite_a)
     dense = _matrix(name, A)
-    if _small_stack(dense):  # one compiled call instead of scipy's loop over the stack
+    stack = _small_stack(dense)
+    if stack is not None:  # one compiled call instead of scipy's loop over the stack
         if check_finite:
-            _check_finite(name, dense)
-        stack = as_stack(kernel_array(dense))
+            _check_finite(name, stack)
         if permute_l or p_indices:
             perm, L, U = klu_unpacked.lu_batched(stack)
         else:  # P in the same pass
