@@ -36,7 +36,7 @@ from kernels._smallmat import _lanes, _load_inplace, _lu_partial_inplace
 
 
 @jit_inline
-def _unpack_flat_sized(A, perm, L, U, P, with_P, n):
+def _unpack_flat_sized(A, perm, L, U, P, info, with_P, n):
     """``lu_batched``'s outputs for orders 2 to 4 (``n`` a constant), by flat lane blocks."""
     b = A.shape[0]
     W = np.empty(n * n * NL, dtype=A.dtype)
@@ -59,6 +59,10 @@ def _unpack_flat_sized(A, perm, L, U, P, with_P, n):
                     U[t, i, j] = w if j >= i else zero
             for i in range(n):  # row order[i] of A is row i of L U: P[order[i], i] = 1
                 perm[t, order[i * NL + l]] = i
+            info[t] = 0
+            for i in range(n - 1, -1, -1):  # the first exactly zero pivot, 1-based (getrf)
+                if W[(i * n + i) * NL + l] == 0:
+                    info[t] = i + 1
             if with_P:
                 for i in range(n):
                     for j in range(n):
@@ -68,7 +72,7 @@ def _unpack_flat_sized(A, perm, L, U, P, with_P, n):
 
 
 @jit_inline
-def _unpack_lanes(A, perm, L, U, P, with_P):
+def _unpack_lanes(A, perm, L, U, P, info, with_P):
     """``lu_batched``'s outputs for any order, by ``kernels._smallmat``'s lane blocks."""
     b, n, _ = A.shape
     nl = _lanes(b, n * n)
@@ -100,6 +104,10 @@ def _unpack_lanes(A, perm, L, U, P, with_P):
                 order[k], order[p] = order[p], order[k]
             for i in range(n):
                 perm[t, order[i]] = i
+            info[t] = 0
+            for i in range(n - 1, -1, -1):
+                if W[i, i, l] == 0:
+                    info[t] = i + 1
             if with_P:
                 for i in range(n):
                     for j in range(n):
@@ -110,7 +118,7 @@ def _unpack_lanes(A, perm, L, U, P, with_P):
 
 @jit_inline
 def _unpack(A, with_P):
-    """``(P, perm, L, U)``; ``P`` is empty, shape (0, n, n), unless ``with_P``."""
+    """``(P, perm, L, U, info)``; ``P`` is empty, shape (0, n, n), unless ``with_P``."""
     b, n, n2 = A.shape
     if n2 != n:
         raise ValueError("lu_batched: A must be a stack of square matrices (b, n, n)")
@@ -120,15 +128,16 @@ def _unpack(A, with_P):
         L, U = empty_pair_like(A, A)
         P = np.empty((0, n, n), dtype=A.real.dtype)
     perm = np.empty((b, n), dtype=np.int32)
+    info = np.empty(b, dtype=np.int32)
     if n == 4:
-        _unpack_flat_sized(A, perm, L, U, P, with_P, 4)
+        _unpack_flat_sized(A, perm, L, U, P, info, with_P, 4)
     elif n == 3:
-        _unpack_flat_sized(A, perm, L, U, P, with_P, 3)
+        _unpack_flat_sized(A, perm, L, U, P, info, with_P, 3)
     elif n == 2:
-        _unpack_flat_sized(A, perm, L, U, P, with_P, 2)
+        _unpack_flat_sized(A, perm, L, U, P, info, with_P, 2)
     else:  # n == 1 and n > 4
-        _unpack_lanes(A, perm, L, U, P, with_P)
-    return P, perm, L, U
+        _unpack_lanes(A, perm, L, U, P, info, with_P)
+    return P, perm, L, U, info
 
 
 @jit
@@ -137,15 +146,16 @@ def lu_batched(A):
 
     ``L`` and ``U`` (b, n, n) in ``A``'s dtype, ``perm`` (b, n) int32; see the module docstring.
     """
-    _, perm, L, U = _unpack(A, False)
+    _, perm, L, U, _ = _unpack(A, False)
     return perm, L, U
 
 
 @jit
 def plu_batched(A):
-    """Return ``(P, perm, L, U)``: ``lu_batched`` and ``P`` of ``scipy.linalg.lu(A)``.
+    """Return ``(P, perm, L, U, info)``: ``lu_batched``, ``P`` of ``scipy.linalg.lu(A)``, ``info``.
 
     ``P`` (b, n, n) in the real dtype of ``A`` (scipy's for ``n >= 2``), ``P[t, i, perm[t, i]] =
-    1``, written in the same pass.
+    1``, written in the same pass. ``info`` (b,) int32 is LAPACK ``getrf``'s: 0, or ``k + 1`` for
+    the first exactly zero pivot ``U[t, k, k]`` (the rules' zero-pivot policy starts from it).
     """
     return _unpack(A, True)

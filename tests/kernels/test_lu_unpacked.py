@@ -74,9 +74,13 @@ def test_plu_batched_is_scipys_P_with_lu_batched(rng, dtype, n):
     A[4] = 0
     A[5, :, 0] = 0
     A_before = A.copy()
-    P, perm, L, U = plu_batched(A)
+    P, perm, L, U, info = plu_batched(A)
     assert_array_equal(A, A_before)
     assert P.dtype == np.zeros(1, dtype).real.dtype
+    zero = np.diagonal(U, axis1=1, axis2=2) == 0  # info: getrf's, the first zero pivot 1-based
+    assert_array_equal(info, np.where(zero.any(axis=1), np.argmax(zero, axis=1) + 1, 0))
+    assert info[4] == 1
+    assert info.dtype == np.int32
     for x, y in zip((perm, L, U), lu_batched(A), strict=True):
         assert_array_equal(x, y)
     for t in (0, 4, 5, 69):
@@ -86,6 +90,7 @@ def test_plu_batched_is_scipys_P_with_lu_batched(rng, dtype, n):
     lu, _piv = lu_factor_batched(A)
     assert_array_equal(U, np.triu(lu))
     assert_array_equal(L, np.tril(lu, -1) + np.eye(n, dtype=dtype))
-    Pe, perm_e, Le, Ue = plu_batched(np.zeros((0, n, n), dtype))
+    Pe, perm_e, Le, Ue, info_e = plu_batched(np.zeros((0, n, n), dtype))
     assert Pe.shape == Le.shape == Ue.shape == (0, n, n)
     assert perm_e.shape == (0, n)
+    assert info_e.shape == (0,)

@@ -199,12 +199,21 @@ class _Factors:
 
     __slots__ = ("L", "U", "bad", "last_zero", "name", "perm", "shape")
 
-    def __init__(self, name: str, perm: np.ndarray, L: np.ndarray, U: np.ndarray) -> None:
+    def __init__(
+        self,
+        name: str,
+        perm: np.ndarray,
+        L: np.ndarray,
+        U: np.ndarray,
+        info: np.ndarray | None = None,
+    ) -> None:
         self.name, self.L, self.U = name, L, U
         self.perm = perm.astype(np.int32, copy=False)  # int64 for 1x1 from scipy
         self.shape = (*L.shape[:-1], U.shape[-1])
         self.last_zero = self.bad = None
-        if not np.diagonal(U, 0, -2, -1).all():  # some pivot is zero
+        # a forward kernel's getrf-style info saves reading the diagonal of U when it is all 0
+        some_zero = info.any() if info is not None else not np.diagonal(U, 0, -2, -1).all()
+        if some_zero:  # some pivot is zero
             zero = np.diagonal(U, 0, -2, -1) == 0
             m, n = self.shape[-2:]
             last_only = zero[..., -1] & ~zero[..., :-1].any(axis=-1)
@@ -366,14 +375,14 @@ def _scipy_lu(
         if permute_l or p_indices:
             perm, L, U = klu_unpacked.lu_batched(stack)
         else:  # P in the same pass
-            P, perm, L, U = klu_unpacked.plu_batched(stack)
+            P, perm, L, U, info = klu_unpacked.plu_batched(stack)
         perm, L, U = (
             perm.reshape(dense.shape[:-1]),
             unstack(L, dense.shape),
             unstack(U, dense.shape),
         )
         if not (permute_l or p_indices):
-            return (unstack(P, dense.shape), L, U), _Factors(name, perm, L, U)
+            return (unstack(P, dense.shape), L, U), _Factors(name, perm, L, U, info)
     else:
         perm, L, U = call(sla.lu, dense, p_indices=True, check_finite=check_finite)
     factors = _Factors(name, perm, L, U)
