@@ -13,6 +13,7 @@ them up to the ``*_FORWARD_STACK_MAX_N`` entries of :mod:`kernels.crossovers`):
 * :func:`kernels.cholesky_factor.cholesky_factor_batched` -- ``A = L L^H`` (``np.linalg.cholesky``),
   returns ``(L, info)``;
 * :func:`kernels.lu_unpacked.lu_batched` -- ``(perm, L, U)`` of ``scipy.linalg.lu(A, p_indices=True)``;
+  :func:`kernels.lu_unpacked.plu_batched` -- ``(P, perm, L, U, info)``, ``P`` of ``scipy.linalg.lu(A)``;
 * :func:`kernels.lu.lu_factor_batched` -- ``(lu, piv)`` of ``scipy.linalg.lu_factor``, and
   :func:`kernels.lu.lu_solve_batched` -- ``scipy.linalg.lu_solve`` with them;
 * :func:`kernels.inverse.inv_batched` -- ``(Y, info)``, ``Y = A^-1`` (``np.linalg.inv``);

@@ -17,3 +17,21 @@ def empty_pair_like(X, Y):
     """Return uninitialised C-contiguous arrays shaped like ``X`` and ``Y`` (dtype of ``X``)."""
     buf = np.empty(X.size + Y.size, dtype=X.dtype)
     return buf[: X.size].reshape(X.shape), buf[X.size :].reshape(Y.shape)
+
+
+@jit_inline
+def empty_plu_like(A):
+    """Return uninitialised ``(P, L, U)`` shaped like ``A``: ``L``, ``U`` of its dtype, ``P`` real.
+
+    One allocation for the three outputs of ``scipy.linalg.lu`` (``kernels.lu_unpacked``), for
+    the reason above: with ``P`` apart, ``P``, ``L U`` and the pullback's ``A_bar`` together
+    exceeded glibc's trim threshold (twice the largest block freed so far), and every whole
+    call of a ``10000x4`` stack page-faulted its 5 MB in again (about 1200 faults, a third of
+    the call, bench case ``lu.pullback``). For complex ``A`` the third part is twice the size
+    ``P`` needs (``P`` is its first half, viewed as the real dtype).
+    """
+    buf = np.empty(3 * A.size, dtype=A.dtype)
+    L = buf[: A.size].reshape(A.shape)
+    U = buf[A.size : 2 * A.size].reshape(A.shape)
+    P = buf[2 * A.size :].view(A.real.dtype)[: A.size].reshape(A.shape)
+    return P, L, U

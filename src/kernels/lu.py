@@ -39,7 +39,8 @@ mode algorithmic differentiation", Oxford NA report 08/01 (2008).
 import numpy as np
 
 from kernels._blas import trsm_c_inplace
-from kernels._jit import jit
+from kernels._flat_lanes import NL
+from kernels._jit import jit, jit_inline
 from kernels._smallmat import (
     _div,
     _lanes,
@@ -171,6 +172,101 @@ def _lu_pullback_block_inplace(L, U, L_bar, U_bar, nb, W):
     _lower_unit_adj_solve_inplace(L, nb, W)  # first k rows: L1^-H W
 
 
+@jit_inline
+def _lu_pullback_flat_sized(L, U, perm, L_bar, U_bar, A_bar, n):
+    """``lu_pullback_batched`` for square orders 2 to 4 (``n`` a constant), flat lane blocks.
+
+    One block ``w`` holds, per lane, the packed factors ``F = tril(L, -1) + triu(U)``, the
+    packed cotangents ``G = tril(L_bar, -1) + triu(U_bar)`` (the only entries the formula
+    reads) and the reciprocal pivots: every access is ``w`` plus a constant plus the lane
+    (:mod:`kernels._flat_lanes`). The same operations in the same order as
+    ``_lu_pullback_block_inplace``, so the same result bit for bit.
+    """
+    b = L.shape[0]
+    nn = n * n
+    w = np.empty((2 * nn + n) * NL, dtype=L.dtype)
+    for t0 in range(0, b, NL):
+        nb = min(NL, b - t0)
+        for l in range(nb):
+            t = t0 + l
+            for i in range(n):
+                for j in range(n):
+                    lower = i > j
+                    w[(i * n + j) * NL + l] = L[t, i, j] if lower else U[t, i, j]
+                    w[(nn + i * n + j) * NL + l] = L_bar[t, i, j] if lower else U_bar[t, i, j]
+        # G <- tril(L^H L_bar, -1) + triu(U_bar U^H), in place: row i reads rows below it
+        # (lower part) and its own columns from j on (upper part), both still unchanged
+        for i in range(n):
+            for j in range(n):
+                g = (nn + i * n + j) * NL
+                if i > j:
+                    for r in range(i + 1, n):
+                        for l in range(nb):
+                            w[g + l] += (
+                                w[(r * n + i) * NL + l].conjugate() * w[(nn + r * n + j) * NL + l]
+                            )
+                else:
+                    for l in range(nb):
+                        w[g + l] = (
+                            w[(nn + i * n + j) * NL + l] * w[(j * n + j) * NL + l].conjugate()
+                        )
+                    for r in range(j + 1, n):
+                        for l in range(nb):
+                            w[g + l] += (
+                                w[(nn + i * n + r) * NL + l] * w[(j * n + r) * NL + l].conjugate()
+                            )
+        for j in range(n):
+            for l in range(nb):
+                w[(2 * nn + j) * NL + l] = _div(1, w[(j * n + j) * NL + l].conjugate())
+        for j in range(n - 1, -1, -1):  # G <- G U^-H
+            for i in range(n):
+                g = (nn + i * n + j) * NL
+                for r in range(j + 1, n):
+                    for l in range(nb):
+                        w[g + l] -= (
+                            w[(nn + i * n + r) * NL + l] * w[(j * n + r) * NL + l].conjugate()
+                        )
+                for l in range(nb):
+                    w[g + l] *= w[(2 * nn + j) * NL + l]
+        for i in range(n - 2, -1, -1):  # G <- L^-H G
+            for r in range(i + 1, n):
+                for j in range(n):
+                    for l in range(nb):
+                        w[(nn + i * n + j) * NL + l] -= (
+                            w[(r * n + i) * NL + l].conjugate() * w[(nn + r * n + j) * NL + l]
+                        )
+        for l in range(nb):  # A_bar = P G
+            t = t0 + l
+            for i in range(n):
+                r = perm[t, i]
+                for j in range(n):
+                    A_bar[t, i, j] = w[(nn + r * n + j) * NL + l]
+
+
+@jit_inline
+def _lu_pullback_lanes(L, U, perm, L_bar, U_bar, A_bar):
+    """``lu_pullback_batched`` for any shape, by ``kernels._smallmat``'s lane blocks."""
+    b, m, k = L.shape
+    n = U.shape[2]
+    nl = _lanes(b, m * n)
+    dt = L.dtype
+    Lw, Lb = np.empty((m, k, nl), dtype=dt), np.empty((m, k, nl), dtype=dt)
+    Uw, Ub = np.empty((k, n, nl), dtype=dt), np.empty((k, n, nl), dtype=dt)
+    W = np.empty((m, n, nl), dtype=dt)
+    for t0 in range(0, b, nl):
+        nb = min(nl, b - t0)
+        _load_inplace(L, t0, nb, Lw)
+        _load_inplace(U, t0, nb, Uw)
+        _load_inplace(L_bar, t0, nb, Lb)
+        _load_inplace(U_bar, t0, nb, Ub)
+        _lu_pullback_block_inplace(Lw, Uw, Lb, Ub, nb, W)
+        for l in range(nb):  # A_bar = P W
+            for i in range(m):
+                r = perm[t0 + l, i]
+                for j in range(n):
+                    A_bar[t0 + l, i, j] = W[r, j, l]
+
+
 @jit
 def lu_pullback_batched(L, U, perm, L_bar, U_bar):
     """Return ``A_bar`` (b, m, n) for ``A[i] = L[i][perm[i]] @ U[i]``; see the module docstring.
@@ -189,24 +285,15 @@ def lu_pullback_batched(L, U, perm, L_bar, U_bar):
         raise ValueError(
             "lu_pullback_batched: need L, L_bar (b, m, k), U, U_bar (b, k, n), perm (b, m)"
         )
-    nl = _lanes(b, m * n)
-    dt = L.dtype
-    A_bar = np.empty((b, m, n), dtype=dt)
-    Lw, Lb = np.empty((m, k, nl), dtype=dt), np.empty((m, k, nl), dtype=dt)
-    Uw, Ub = np.empty((k, n, nl), dtype=dt), np.empty((k, n, nl), dtype=dt)
-    W = np.empty((m, n, nl), dtype=dt)
-    for t0 in range(0, b, nl):
-        nb = min(nl, b - t0)
-        _load_inplace(L, t0, nb, Lw)
-        _load_inplace(U, t0, nb, Uw)
-        _load_inplace(L_bar, t0, nb, Lb)
-        _load_inplace(U_bar, t0, nb, Ub)
-        _lu_pullback_block_inplace(Lw, Uw, Lb, Ub, nb, W)
-        for l in range(nb):  # A_bar = P W
-            for i in range(m):
-                r = perm[t0 + l, i]
-                for j in range(n):
-                    A_bar[t0 + l, i, j] = W[r, j, l]
+    A_bar = np.empty((b, m, n), dtype=L.dtype)
+    if m == n == 4:
+        _lu_pullback_flat_sized(L, U, perm, L_bar, U_bar, A_bar, 4)
+    elif m == n == 3:
+        _lu_pullback_flat_sized(L, U, perm, L_bar, U_bar, A_bar, 3)
+    elif m == n == 2:
+        _lu_pullback_flat_sized(L, U, perm, L_bar, U_bar, A_bar, 2)
+    else:
+        _lu_pullback_lanes(L, U, perm, L_bar, U_bar, A_bar)
     return A_bar
 
 

@@ -6,6 +6,7 @@ import scipy.linalg
 from numpy.testing import assert_allclose, assert_array_equal
 
 from kernels.lu import (
+    _lu_pullback_lanes,
     lu_factor_batched,
     lu_pullback,
     lu_pullback_batched,
@@ -235,3 +236,26 @@ def test_lu_kernels_reject_mismatched_shapes():
         lu_pullback_batched(A, A, perm, A, np.zeros((2, 3, 2)))
     with pytest.raises(ValueError, match="lu_pushforward_batched"):
         lu_pushforward_batched(A, A, perm[:1], A)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_lu_pullback_flat_blocks_equal_lane_blocks_and_formula(rng, dtype, n):
+    """Square 2x2-4x4 stacks take the flat lane blocks: the lane-block kernel's result, bit for
+    bit, over two blocks and a partial one, and the square formula; NaN stays in its matrix."""
+    b = 70
+    A = rand(rng, (b, n, n), dtype)
+    perm, L, U = (np.stack(x) for x in zip(*(lu_c(a) for a in A), strict=True))
+    L_bar, U_bar = rand(rng, (b, n, n), dtype), rand(rng, (b, n, n), dtype)
+    U_bar[5, 0, 0] = np.nan
+    A_bar = lu_pullback_batched(L, U, perm, L_bar, U_bar)
+    lanes = np.empty_like(A_bar)
+    _lu_pullback_lanes(L, U, perm, L_bar, U_bar, lanes)
+    assert_array_equal(A_bar, lanes)
+    assert A_bar.dtype == dtype
+    assert np.isnan(A_bar[5]).any()
+    assert np.isfinite(np.delete(A_bar, 5, axis=0)).all()
+    for t in (0, 33, b - 1):  # not matrix 5
+        M = np.tril(L[t].conj().T @ L_bar[t], -1) + np.triu(U_bar[t] @ U[t].conj().T)
+        X = np.linalg.solve(L[t].conj().T, np.linalg.solve(U[t], M.conj().T).conj().T)
+        assert_allclose(A_bar[t], X[perm[t]], rtol=rtol(dtype), atol=rtol(dtype))

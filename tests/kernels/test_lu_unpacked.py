@@ -3,7 +3,8 @@ import pytest
 import scipy.linalg
 from numpy.testing import assert_allclose, assert_array_equal
 
-from kernels.lu_unpacked import lu_batched
+from kernels.lu import lu_factor_batched
+from kernels.lu_unpacked import lu_batched, plu_batched
 
 
 def backward_error(A, perm, L, U):
@@ -60,3 +61,36 @@ def test_empty_and_shape_errors(dtype):
     assert L.shape == U.shape == (0, 3, 3)
     with pytest.raises(ValueError, match="lu_batched"):
         lu_batched(np.zeros((2, 3, 4), dtype))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 16])
+def test_plu_batched_is_scipys_P_with_lu_batched(rng, dtype, n):
+    """``P`` as ``scipy.linalg.lu`` returns it (its real dtype), the rest ``lu_batched``'s; orders 2
+    to 4 (flat lane blocks) give ``lu_factor_batched``'s factors (kernels._smallmat) bit for bit."""
+    A = rng.standard_normal((70, n, n)).astype(dtype)  # two lane blocks and a partial one
+    if np.issubdtype(dtype, np.complexfloating):
+        A = A + 1j * rng.standard_normal(A.shape)
+    A[3, 0, 0] = np.nan
+    A[4] = 0
+    A[5, :, 0] = 0
+    A_before = A.copy()
+    P, perm, L, U, info = plu_batched(A)
+    assert_array_equal(A, A_before)
+    assert P.dtype == np.zeros(1, dtype).real.dtype
+    zero = np.diagonal(U, axis1=1, axis2=2) == 0  # info: getrf's, the first zero pivot 1-based
+    assert_array_equal(info, np.where(zero.any(axis=1), np.argmax(zero, axis=1) + 1, 0))
+    assert info[4] == 1
+    assert info.dtype == np.int32
+    for x, y in zip((perm, L, U), lu_batched(A), strict=True):
+        assert_array_equal(x, y)
+    for t in (0, 4, 5, 69):
+        P_ref, _, _ = scipy.linalg.lu(A[t])
+        assert_array_equal(P[t], P_ref)
+    assert_array_equal(np.take_along_axis(P, perm[..., None], axis=-1)[..., 0], 1)
+    lu, _piv = lu_factor_batched(A)
+    assert_array_equal(U, np.triu(lu))
+    assert_array_equal(L, np.tril(lu, -1) + np.eye(n, dtype=dtype))
+    Pe, perm_e, Le, Ue, info_e = plu_batched(np.zeros((0, n, n), dtype))
+    assert Pe.shape == Le.shape == Ue.shape == (0, n, n)
+    assert perm_e.shape == (0, n)
+    assert info_e.shape == (0,)

@@ -37,7 +37,8 @@ Paths (chosen by :func:`rules.core.dispatch.paths`):
 * array-formula path: the formula in stacked numpy, for dtypes without kernels.
 * forward: a stack of small square matrices (orders 2 to
   ``kernels.crossovers.LU_FORWARD_STACK_MAX_N``, a kernel dtype) is factored in one compiled
-  call (``kernels.lu_unpacked.lu_batched`` for ``lu``, ``kernels.lu.lu_factor_batched`` for
+  call (``kernels.lu_unpacked.plu_batched`` for ``lu``, which writes ``P`` in the same pass,
+  ``lu_batched`` for ``p_indices``/``permute_l``, ``kernels.lu.lu_factor_batched`` for
   ``lu_factor``) with LAPACK's pivot choice; so is one finite square matrix for ``lu`` (orders 2
   to ``LU_FORWARD_SINGLE_MAX_N``, a stack of one), where scipy's wrapper costs more than the
   factorization; ``lu_factor`` calls LAPACK ``getrf`` for one matrix directly. Anything else goes
@@ -63,14 +64,7 @@ from kernels import crossovers
 from kernels import lu as klu
 from kernels import lu_unpacked as klu_unpacked
 from rules.core.cotangents import as_array_cotangent
-from rules.core.dispatch import (
-    as_stack,
-    forward_stack,
-    kernel_array,
-    kernel_eligible,
-    paths,
-    unstack,
-)
+from rules.core.dispatch import forward_stack, kernel_array, kernel_eligible, paths, unstack
 from rules.core.nesting import as_array, call, contiguous, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape
@@ -208,12 +202,21 @@ class _Factors:
 
     __slots__ = ("L", "U", "bad", "last_zero", "name", "perm", "shape")
 
-    def __init__(self, name: str, perm: np.ndarray, L: np.ndarray, U: np.ndarray) -> None:
+    def __init__(
+        self,
+        name: str,
+        perm: np.ndarray,
+        L: np.ndarray,
+        U: np.ndarray,
+        info: np.ndarray | None = None,
+    ) -> None:
         self.name, self.L, self.U = name, L, U
         self.perm = perm.astype(np.int32, copy=False)  # int64 for 1x1 from scipy
         self.shape = (*L.shape[:-1], U.shape[-1])
         self.last_zero = self.bad = None
-        if not np.diagonal(U, 0, -2, -1).all():  # some pivot is zero
+        # a forward kernel's getrf-style info saves reading the diagonal of U when it is all 0
+        some_zero = info.any() if info is not None else not np.diagonal(U, 0, -2, -1).all()
+        if some_zero:  # some pivot is zero
             zero = np.diagonal(U, 0, -2, -1) == 0
             m, n = self.shape[-2:]
             last_only = zero[..., -1] & ~zero[..., :-1].any(axis=-1)
@@ -333,17 +336,17 @@ def _refuse_overwrite(name: str, overwrite: bool) -> None:
         )
 
 
-def _small_stack(A: np.ndarray) -> bool:
-    """Whether ``A`` is a stack of small square matrices that the batched forward kernels factor.
+def _small_stack(A: np.ndarray) -> np.ndarray | None:
+    """``A`` as a kernel's ``(b, n, n)`` stack when the batched forward kernels factor it, or ``None``.
 
-    Orders 2 to ``kernels.crossovers.LU_FORWARD_STACK_MAX_N``, of a kernel dtype (the dtype
-    scipy returns; other layouts are copied to C order, which costs far less than scipy's loop);
-    1 x 1 stays with scipy, whose ``P`` then has the input's dtype.
+    Square orders 2 to ``kernels.crossovers.LU_FORWARD_STACK_MAX_N``, of a kernel dtype (the
+    dtype scipy returns; other layouts are copied to C order once, here, which costs far less
+    than scipy's loop); 1 x 1 stays with scipy, whose ``P`` then has the input's dtype.
     """
-    return (
-        A.shape[-1] == A.shape[-2]
-        and forward_stack(A, "LU_FORWARD_STACK_MAX_N", min_n=2) is not None
-    )
+    if A.shape[-1] != A.shape[-2]:
+        return None
+    stack = forward_stack(A, "LU_FORWARD_STACK_MAX_N", min_n=2)
+    return None if stack is None else kernel_array(stack)
 
 
 def _small_single(A: np.ndarray) -> np.ndarray | None:
@@ -385,18 +388,24 @@ def _scipy_lu(
     _refuse_overwrite(name, overwrite_a)
     dense = _matrix(name, A)
     single = _small_single(dense)
+    stack = None if single is not None else _small_stack(dense)
     if single is not None:  # one compiled call instead of scipy's wrapper
         perm, L, U = klu_unpacked.lu_batched(single)
         perm, L, U = perm[0], L[0], U[0]
-    elif _small_stack(dense):  # one compiled call instead of scipy's loop over the stack
+    elif stack is not None:  # one compiled call instead of scipy's loop over the stack
         if check_finite:
-            _check_finite(name, dense)
-        perm, L, U = klu_unpacked.lu_batched(as_stack(kernel_array(dense)))
+            _check_finite(name, stack)
+        if permute_l or p_indices:
+            perm, L, U = klu_unpacked.lu_batched(stack)
+        else:  # P in the same pass
+            P, perm, L, U, info = klu_unpacked.plu_batched(stack)
         perm, L, U = (
             perm.reshape(dense.shape[:-1]),
             unstack(L, dense.shape),
             unstack(U, dense.shape),
         )
+        if not (permute_l or p_indices):
+            return (unstack(P, dense.shape), L, U), _Factors(name, perm, L, U, info)
     else:
         perm, L, U = call(sla.lu, dense, p_indices=True, check_finite=check_finite)
     factors = _Factors(name, perm, L, U)

@@ -31,14 +31,7 @@ from kernels import crossovers
 from kernels import lu as klu
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent
-from rules.core.dispatch import (
-    as_stack,
-    flat_batch,
-    kernel_array,
-    kernel_dtype,
-    kernel_eligible,
-    unstack,
-)
+from rules.core.dispatch import as_stack, flat_batch, kernel_dtype, kernel_eligible, unstack
 from rules.core.nesting import as_array, call
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, scipy_outputs
@@ -99,11 +92,12 @@ def _lu_factor(A: Any, overwrite_a: bool, check_finite: bool) -> Any:
             if info == 0:
                 return lu, piv
         return call(sla.lu_factor, dense, check_finite=check_finite)
-    if not _small_stack(dense):
+    stack = _small_stack(dense)
+    if stack is None:
         return call(sla.lu_factor, dense, check_finite=check_finite)
     if check_finite:
-        _check_finite(name, dense)
-    lu, piv = klu.lu_factor_batched(as_stack(kernel_array(dense)))
+        _check_finite(name, stack)
+    lu, piv = klu.lu_factor_batched(stack)
     return scipy_outputs(unstack(lu, dense.shape), piv.reshape(dense.shape[:-1]), stack=True)
 
 

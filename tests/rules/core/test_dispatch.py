@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from kernels import crossovers
-from rules.core.dispatch import kernel_eligible, kernel_operands, kernel_ready, paths
+from rules.core.dispatch import kernel_array, kernel_eligible, kernel_operands, kernel_ready, paths
 from tangents import Diagonal, Thunk
 
 
@@ -164,3 +164,29 @@ def test_given_binds_the_batched_kernel_of_a_ready_stack(monkeypatch):
     pullback(np.ones((1, 2, 4, 4)))  # another ndim: chosen again, flattened (a view)
     made.given(np.zeros((2, 6, 6)))(np.ones((2, 6, 6)))  # above the crossover: per matrix
     assert seen == [True, False, "large", "large"]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_kernel_array_copies_any_layout_to_c_order(dtype):
+    X = np.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5).astype(dtype)
+    rows = np.random.default_rng(0).permuted(np.broadcast_to(np.arange(4), (2, 3, 4)), axis=-1)
+    read_only = X.copy()
+    read_only.flags.writeable = False
+    views = [
+        X.transpose(1, 0, 2, 3),  # matrices interleaved, rows contiguous (the row-item copy)
+        np.take_along_axis(X, rows[..., None], axis=-2),  # per-matrix row shuffles, as the bench
+        X.transpose(0, 1, 3, 2),  # Fortran-ordered matrices
+        X[:, ::2],
+        X[..., ::2],
+        X[..., :1],
+        np.broadcast_to(X[0, 0], (3, 4, 5)),
+        read_only,
+    ]
+    for V in views:
+        Y = kernel_array(V)
+        assert Y.flags.c_contiguous
+        assert Y.flags.writeable
+        assert Y.dtype == V.dtype
+        np.testing.assert_array_equal(Y, V)
+        assert not np.shares_memory(Y, V) or (V.flags.c_contiguous and V.flags.writeable)
+    assert kernel_array(X) is X
