@@ -164,7 +164,20 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def flatten(value: Any) -> tuple[np.ndarray, ...]:
-    """Arrays of a result: thunks evaluated, tuples and structural ``Tangent``s flattened."""
+    """Arrays of a result: thunks evaluated, tuples and structural ``Tangent``s flattened.
+
+    A plain array, or a tuple of plain arrays, is returned without the general walk: it is what
+    most timed calls return, and the walk's cost (about a microsecond) would otherwise be timed
+    as part of a 4x4 rule that the reference formula, returning the same arrays, does not pay.
+    """
+    if type(value) is tuple:
+        for v in value:
+            if type(v) is not np.ndarray:
+                break
+        else:
+            return value
+    elif type(value) is np.ndarray:
+        return (value,)
     value = unthunk(value)
     if isinstance(value, Tangent):
         backing = value.backing
@@ -181,6 +194,8 @@ def flatten_tangent(tangent: Any, primal: Any) -> tuple[np.ndarray, ...]:
     stored or not) becomes zeros shaped like its part of the primal, as the reference and the
     peers return it (the sign of a real ``slogdet``); otherwise as :func:`flatten`.
     """
+    if type(tangent) is np.ndarray:
+        return (tangent,)
     tangent = unthunk(tangent)
     if isinstance(tangent, AbstractZero):
         return tuple(np.zeros_like(p) for p in flatten(primal))
