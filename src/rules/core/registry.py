@@ -542,6 +542,25 @@ def _check_tangents(f: Any, tangents: tuple[Any, ...], args: tuple[Any, ...]) ->
 class _ForwardRules(RuleTable):
     def __call__(self, tangents: Any, f: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any] | None:
         """Apply the forward rule of ``f``: ``(y, y_dot)``, or ``None`` if there is none."""
+        try:
+            rule = self._by_function.get(f)
+        except TypeError:  # unhashable callable object: lookup() tries the other tables
+            rule = None
+        if (
+            rule is not None
+            and type(tangents) is tuple
+            and len(tangents) == len(args) + 1
+            and plain_tangents(tangents, args)
+        ):
+            # the hot case: a plain function, every check below passes and nothing is
+            # converted (plain arrays are neither zeros, nor object arrays, nor foreign)
+            try:
+                return rule(tangents, *args, **kwargs)
+            except Exception as error:
+                renamed = _renamed(error, f, " pushforward")
+                if renamed is None:
+                    raise
+                raise renamed from error
         found = self.lookup(f)
         if found is None:
             return None
