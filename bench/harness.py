@@ -17,8 +17,10 @@ The timed callables of a row:
   compared with ``total``.
 
 Every result is materialised inside the timed call: thunks are evaluated, so a lazy pullback
-does not look fast by doing nothing. A pushforward's symbolic zero tangent (``ZeroTangent()``)
-is compared as zeros of its primal's shape, the arrays the reference and the peers return.
+does not look fast by doing nothing (:func:`materialise`). Turning results into arrays for the
+comparison (:func:`flatten`) is done once, untimed, as the reference's result is not converted
+either. A pushforward's symbolic zero tangent (``ZeroTangent()``) is compared as zeros of its
+primal's shape, the arrays the reference and the peers return.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = [
     "compare",
     "flatten",
     "flatten_tangent",
+    "materialise",
     "prepare",
     "run_case",
 ]
@@ -163,6 +166,32 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None or b == 0 else a / b
 
 
+def materialise(value: Any) -> Any:
+    """``value`` with every thunk in it evaluated (components of tuples and ``Tangent``s too).
+
+    What a timed call does to its result: a lazy result does not look fast by doing nothing.
+    Converting it to arrays (:func:`flatten`) is left to the untimed check; the reference
+    formula's result is not converted either.
+    """
+    if type(value) is np.ndarray:
+        return value
+    if type(value) is tuple:
+        for v in value:
+            if type(v) is not np.ndarray:
+                return tuple(materialise(v) for v in value)
+        return value
+    value = unthunk(value)
+    if isinstance(value, Tangent):
+        backing = value.backing
+        parts = backing.values() if isinstance(backing, dict) else backing
+        for v in parts:
+            materialise(v)
+    elif isinstance(value, tuple | list):
+        for v in value:
+            materialise(v)
+    return value
+
+
 def flatten(value: Any) -> tuple[np.ndarray, ...]:
     """Arrays of a result: thunks evaluated, tuples and structural ``Tangent``s flattened.
 
@@ -253,34 +282,33 @@ def _ours(case: Case, inputs: Inputs) -> tuple[dict[str, Callable[[], Any]], flo
     if case.kind == "pullback":
         cotangent = inputs.cotangent
 
-        def rrule_and_pullback() -> tuple[Any, Any, tuple[np.ndarray, ...]]:
+        def rrule_and_pullback() -> tuple[Any, Any, Any]:
             rule = rrule(f, *args, **kwargs)
             if rule is None:
                 raise LookupError(f"no rrule is registered for {name}")
-            return rule[0], rule[1], flatten(rule[1](cotangent)[1:])
+            return rule[0], rule[1], materialise(rule[1](cotangent)[1:])
 
         # The pullback that is timed is the one whose result is checked against the reference.
         seconds, (primal, pullback, result) = first_call(rrule_and_pullback)
 
-        def ours() -> tuple[np.ndarray, ...]:
-            return flatten(pullback(cotangent)[1:])
+        def ours() -> Any:
+            return materialise(pullback(cotangent)[1:])
 
-        def total() -> tuple[np.ndarray, ...]:
+        def total() -> Any:
             return rrule_and_pullback()[2]
 
-        return {"ours": ours, "total": total}, seconds, result, primal
+        return {"ours": ours, "total": total}, seconds, flatten(result), primal
 
     tangents = (NoTangent(), *inputs.tangents)
 
-    def pushforward() -> tuple[np.ndarray, ...]:
+    def pushforward() -> Any:
         rule = frule(tangents, f, *args, **kwargs)
         if rule is None:
             raise LookupError(f"no frule is registered for {name}")
-        y, y_dot = rule
-        return flatten(y) + flatten_tangent(y_dot, y)
+        return materialise(rule)
 
-    seconds, result = first_call(pushforward)
-    return {"ours": pushforward}, seconds, result, None
+    seconds, (y, y_dot) = first_call(pushforward)
+    return {"ours": pushforward}, seconds, flatten(y) + flatten_tangent(y_dot, y), None
 
 
 def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
