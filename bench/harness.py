@@ -166,6 +166,10 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None or b == 0 else a / b
 
 
+_VALUES = frozenset((np.ndarray, np.float64, np.float32, np.complex128, np.complex64, float))
+"""Types of results that hold no thunk (plain arrays and numbers)."""
+
+
 def materialise(value: Any) -> Any:
     """``value`` with every thunk in it evaluated (components of tuples and ``Tangent``s too).
 
@@ -177,8 +181,10 @@ def materialise(value: Any) -> Any:
         return value
     if type(value) is tuple:
         for v in value:
-            if type(v) is not np.ndarray:
+            if type(v) not in _VALUES:
                 return tuple(materialise(v) for v in value)
+        return value
+    if type(value) in _VALUES:
         return value
     value = unthunk(value)
     if isinstance(value, Tangent):

@@ -267,8 +267,15 @@ def det_frule(tangents: tuple[Any, Any], a: Any, /) -> tuple[Any, Any]:
 
     :math:`\dot{\det} = \mathrm{tr}(\mathrm{adj}(A)\dot A)` (module docstring).
     """
+    A_dot = tangents[1]
+    if _plain_real_square(a) and a.shape[0] <= crossovers.DET_SINGLE_MAX_N and a.flags.carray:
+        plain = type(A_dot) is np.ndarray and A_dot.dtype is a.dtype and A_dot.flags.carray
+        if plain and A_dot.shape == a.shape:  # one small plain matrix: the kernels straight away
+            stack, n = a.reshape(1, *a.shape), a.shape[0]
+            d_dot = kdet.det_pushforward_batched(stack, A_dot.reshape(1, n, n))
+            return kdet_value.det_batched(stack)[0], d_dot[0]
     forward = _Det(a)
-    return forward.y, forward.pushforward(unthunk(tangents[1]))
+    return forward.y, forward.pushforward(unthunk(A_dot))
 
 
 @rrule.register(sla.det)

@@ -266,3 +266,21 @@ def test_slogdet_of_one_real_matrix_agrees_with_the_stack_path(randn, real, n):
     np.testing.assert_allclose(y_dot.logabsdet, want_dot, rtol=tol, atol=tol)
     with pytest.raises(ValueError, match="slogdet"):
         pullback((ZeroTangent(), np.ones(3)))
+
+
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+@pytest.mark.parametrize("singular", [False, True])
+def test_det_frule_of_one_small_plain_matrix_agrees_with_the_forward_pass(randn, real, singular):
+    from rules.linalg import determinant
+
+    a = well_conditioned(randn, real, 4, 4)
+    if singular:  # rank n - 1: the adjugate's tangent, exactly
+        a[3] = a[0] + a[1]
+    a_dot = randn(real, 4, 4)
+    d, d_dot = frule((NoTangent(), a_dot), np.linalg.det, a)
+    forward = determinant._Det(a)
+    assert type(d) is type(d_dot) is type(forward.y)
+    np.testing.assert_array_equal(d, forward.y)
+    np.testing.assert_array_equal(d_dot, forward.pushforward(a_dot))
+    _, d_dot_general = frule((NoTangent(), a_dot.astype(np.complex128)), np.linalg.det, a)
+    np.testing.assert_allclose(d_dot, d_dot_general, rtol=1e-5)
