@@ -179,21 +179,23 @@ def materialise(value: Any) -> Any:
     """
     if type(value) is np.ndarray:
         return value
+    if type(value) in _VALUES:
+        return value
     if type(value) is tuple:
         for v in value:
             if type(v) not in _VALUES:
                 return tuple(materialise(v) for v in value)
         return value
-    if type(value) in _VALUES:
-        return value
     value = unthunk(value)
     if isinstance(value, Tangent):
         backing = value.backing
         parts = backing.values() if isinstance(backing, dict) else backing
-        for v in parts:
-            materialise(v)
-    elif isinstance(value, tuple | list):
-        for v in value:
+    elif isinstance(value, tuple | list):  # namedtuples (EighResult) too
+        parts = value
+    else:
+        return value
+    for v in parts:
+        if type(v) not in _VALUES:
             materialise(v)
     return value
 
