@@ -91,7 +91,7 @@ from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
 from rules.core.nesting import as_array, call, contiguous, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
-from rules.linalg import traced_spectral
+from rules.linalg import plain_lapack, traced_spectral
 from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
@@ -387,7 +387,7 @@ def _stack_eigh(dense: np.ndarray, lower: bool) -> tuple[np.ndarray, np.ndarray]
 
 def _numpy_eigh(name: str, a: Any, UPLO: str) -> tuple[np.ndarray, Any]:
     dense = square_input(name, a)
-    if isinstance(UPLO, str) and UPLO.upper() in ("L", "U"):
+    if dense.ndim > 2 and isinstance(UPLO, str) and UPLO.upper() in ("L", "U"):  # stacks
         pair = _stack_eigh(dense, UPLO.upper() == "L")
         if pair is not None:
             return dense, _EighResult(*pair)
@@ -415,6 +415,9 @@ def eigh_frule(tangents: tuple[Any, Any], a: Any, UPLO: str = "L") -> tuple[Any,
 
 def _numpy_eigvalsh(a: Any, UPLO: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     name = "np.linalg.eigvalsh"
+    plain = plain_lapack.eigh_values_forward(a, UPLO)  # one plain real matrix: LAPACK syevd
+    if plain is not None:
+        return a, *plain
     dense, (w, V) = _numpy_eigh(name, a, UPLO)
     # numpy's eigvalsh does not converge on NaN; eigh returns NaN (a Python loop for one
     # matrix: np.isnan(w).any() costs a fifth of a 4x4 eigh)

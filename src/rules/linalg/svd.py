@@ -97,7 +97,7 @@ from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
 from rules.core.nesting import as_array, call, contiguous, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
-from rules.linalg import svd_complement, traced_spectral
+from rules.linalg import plain_lapack, svd_complement, traced_spectral
 from rules.linalg._spectral import (
     GaugeError,
     default_rtol,
@@ -421,7 +421,9 @@ def _frule(
         and not hermitian
     ):  # one plain real matrix: s_dot_j = sum_i U_ij (A_dot V)_ij
         k = s.shape[-1]
-        return (U[:, :k] * tangent.dot(Vh[:k].T)).sum(0)
+        if U.shape[1] != k or Vh.shape[0] != k:  # full factors: the thin ones
+            U, Vh = U[:, :k], Vh[:k]
+        return (U * tangent.dot(Vh.T)).sum(0)
     A_dot = as_array(as_array_cotangent(unthunk(tangent), f"{name}'s pushforward"))
     if A_dot.shape != dense.shape:
         raise ValueError(
@@ -465,7 +467,7 @@ def _stack_svd(dense: np.ndarray, full: bool) -> tuple[np.ndarray, ...] | None:
 
 def _numpy_svd(name: str, a: Any, full_matrices: bool, hermitian: bool) -> Any:
     def decompose(dense: np.ndarray, full: bool) -> Any:
-        factors = None if hermitian else _stack_svd(dense, full)
+        factors = None if hermitian or dense.ndim == 2 else _stack_svd(dense, full)  # stacks
         if factors is not None:
             return _SVDResult(*factors)
         return np.linalg.svd(dense, full_matrices=full, hermitian=hermitian)
@@ -507,15 +509,23 @@ def svd_frule(
 @rrule.register(np.linalg.svdvals)
 def svdvals_rrule(x: Any, /) -> tuple[np.ndarray, Any]:
     r"""Reverse rule for ``np.linalg.svdvals``: :math:`\bar A = U \mathrm{diag}(\bar s) V^H`."""
-    _, result = _numpy_svd("np.linalg.svdvals", x, False, False)
+    _, result = _svdvals_forward(x)
     return _values_rule("np.linalg.svdvals", x, *result, False)
+
+
+def _svdvals_forward(x: Any) -> Any:
+    """``(dense, (U, s, Vh))``: LAPACK gesdd for one plain real matrix, else numpy's svd."""
+    plain = plain_lapack.svd_values_forward(x)
+    if plain is not None:
+        return x, _SVDResult(*plain)
+    return _numpy_svd("np.linalg.svdvals", x, False, False)
 
 
 @frule.register(np.linalg.svdvals)
 def svdvals_frule(tangents: tuple[Any, Any], x: Any, /) -> tuple[Any, Any]:
     r"""Forward rule for ``np.linalg.svdvals``: :math:`\dot s = \mathrm{Re\,diag}(U^H \dot A V)`."""
     name = "np.linalg.svdvals"
-    dense, result = _numpy_svd(name, x, False, False)
+    dense, result = _svdvals_forward(x)
     return result.S, _frule(name, tangents[1], dense, result, False, False)
 
 
