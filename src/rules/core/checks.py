@@ -259,12 +259,11 @@ def plain_tangents(tangents: tuple[Any, ...], args: tuple[Any, ...]) -> bool:
         return False
     for i, a in enumerate(args, 1):
         t = tangents[i]
-        if (
-            type(a) is not np.ndarray
-            or type(t) is not np.ndarray
-            or t.shape != a.shape
-            or a.dtype.hasobject
-            or t.dtype.hasobject
-        ):
+        if type(a) is not np.ndarray or type(t) is not np.ndarray:
+            return False
+        dtype = a.dtype
+        if t.shape != a.shape or dtype.hasobject:
+            return False
+        if t.dtype is not dtype and t.dtype.hasobject:
             return False
     return True

@@ -170,6 +170,8 @@ def _c_copy(x: np.ndarray) -> np.ndarray:
 
 def as_stack(x: np.ndarray) -> np.ndarray:
     """``(..., m, n)`` as a C-contiguous ``(b, m, n)`` stack (a view when already contiguous)."""
+    if type(x) is np.ndarray and x.flags.c_contiguous and 2 <= x.ndim <= 3:
+        return x.view() if x.ndim == 3 else x[None]  # views as below, without the reshapes
     return flat_batch(x if x.flags.c_contiguous else _c_copy(x), 2)
 
 
@@ -179,6 +181,8 @@ def flat_batch(x: np.ndarray, core: int) -> np.ndarray:
     ``b`` is the product of the batch axes, not ``-1``: with a zero-size core (a ``(3, 0, 0)``
     stack) numpy cannot infer it.
     """
+    if type(x) is np.ndarray and core <= x.ndim <= core + 1:  # one, or already one batch axis
+        return x.view() if x.ndim > core else x[None]  # a view, as the reshape below
     shape = x.shape[x.ndim - core :]
     return x.reshape(math.prod(x.shape[: x.ndim - core]), *shape)
 

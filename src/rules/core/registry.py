@@ -482,6 +482,7 @@ class _ReverseRules(RuleTable):
             return None
         y, pullback = result
         n_args = len(args)
+        n_cotangents = n_args + 1
         positional = self._positional.get(rule)
         shape = y.shape if type(y) is np.ndarray else primal_shape(y)
         outputs = len(y) if shape is None and isinstance(y, tuple) else 0
@@ -491,10 +492,13 @@ class _ReverseRules(RuleTable):
                 if (
                     type(y_bar) is np.ndarray
                     and y_bar.shape == shape
-                    and not y_bar.dtype.hasobject
                     and not constant
-                ):
-                    return _fit_to_call(pullback(y_bar), n_args, positional)  # the hot case
+                    and not y_bar.dtype.hasobject
+                ):  # the hot case
+                    cotangents = pullback(y_bar)
+                    if type(cotangents) is tuple and len(cotangents) == n_cotangents:
+                        return cotangents  # one per argument already
+                    return _fit_to_call(cotangents, n_args, positional)
                 if outputs and not constant and plain_parts(y, y_bar, outputs):
                     return _fit_to_call(pullback(y_bar), n_args, positional)  # (w_bar, V_bar)
                 if type(y_bar) is not np.ndarray and isinstance(y_bar, AbstractThunk):
@@ -542,6 +546,25 @@ def _check_tangents(f: Any, tangents: tuple[Any, ...], args: tuple[Any, ...]) ->
 class _ForwardRules(RuleTable):
     def __call__(self, tangents: Any, f: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any] | None:
         """Apply the forward rule of ``f``: ``(y, y_dot)``, or ``None`` if there is none."""
+        try:
+            rule = self._by_function.get(f)
+        except TypeError:  # unhashable callable object: lookup() tries the other tables
+            rule = None
+        if (
+            rule is not None
+            and type(tangents) is tuple
+            and len(tangents) == len(args) + 1
+            and plain_tangents(tangents, args)
+        ):
+            # the hot case: a plain function, every check below passes and nothing is
+            # converted (plain arrays are neither zeros, nor object arrays, nor foreign)
+            try:
+                return rule(tangents, *args, **kwargs)
+            except Exception as error:
+                renamed = _renamed(error, f, " pushforward")
+                if renamed is None:
+                    raise
+                raise renamed from error
         found = self.lookup(f)
         if found is None:
             return None

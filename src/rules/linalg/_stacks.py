@@ -21,8 +21,10 @@ from rules.core.dispatch import (
     unstack,
 )
 from rules.core.nesting import as_array
+from tangents import NoTangent
 
 __all__ = [
+    "PLAIN_REAL",
     "adjoint",
     "as_stack",
     "check_shape",
@@ -30,10 +32,50 @@ __all__ = [
     "kernel_dtype",
     "kernel_operands",
     "kernel_ready",
+    "plain_pullback",
+    "plain_real_matrix",
     "scipy_outputs",
     "square_matrices",
     "unstack",
 ]
+
+
+PLAIN_REAL = frozenset((np.dtype(np.float64), np.dtype(np.float32)))
+"""The dtypes of the rules' fast paths for one plain real matrix (:func:`plain_real_matrix`)."""
+
+
+def plain_real_matrix(a: Any) -> bool:
+    """Whether ``a`` is one plain 2-D ndarray of float64 or float32.
+
+    The gate of the rules' fast paths for one small matrix, where the general paths' dtype,
+    stack and cotangent plumbing costs more than the LAPACK or BLAS work: traced values,
+    subclasses, structured matrices, stacks and other dtypes take the general paths.
+    """
+    return type(a) is np.ndarray and a.ndim == 2 and a.dtype in PLAIN_REAL
+
+
+def plain_pullback(
+    general: Any, shape: tuple[int, ...], dtype: np.dtype[Any], fast: Any, *operands: Any
+) -> Any:
+    """A pullback taking ``fast(*operands, y_bar)`` for a plain cotangent, else ``general``.
+
+    Plain: a C-ordered ndarray of ``shape`` and ``dtype`` (nothing to convert, cast or check).
+    ``general`` is the rule's own pullback, whose name the result carries.
+    """
+    no_tangent = NoTangent()
+
+    def pullback(y_bar: Any) -> tuple[Any, Any]:
+        if (
+            type(y_bar) is np.ndarray
+            and y_bar.dtype is dtype
+            and y_bar.shape == shape
+            and y_bar.flags.carray
+        ):
+            return no_tangent, fast(*operands, y_bar)
+        return general(y_bar)
+
+    pullback.__qualname__ = general.__qualname__
+    return pullback
 
 
 def square_matrices(name: str, a: Any) -> np.ndarray:

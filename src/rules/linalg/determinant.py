@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from kernels import crossovers
 from kernels import determinant as kdet
 from kernels import determinant_value as kdet_value
 from rules.core.cotangents import as_array_cotangent
@@ -71,7 +72,7 @@ from rules.core.options import refuse as refuse_overwrite
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg import traced_systems
 from rules.linalg._stacks import adjoint, check_shape, square_matrices
-from rules.linalg._systems import BatchedLU, LapackLU, cast, linalg_dtypes
+from rules.linalg._systems import BatchedLU, LapackLU, cast, lapack_functions, linalg_dtypes
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
@@ -266,8 +267,15 @@ def det_frule(tangents: tuple[Any, Any], a: Any, /) -> tuple[Any, Any]:
 
     :math:`\dot{\det} = \mathrm{tr}(\mathrm{adj}(A)\dot A)` (module docstring).
     """
+    A_dot = tangents[1]
+    if _plain_real_square(a) and a.shape[0] <= crossovers.DET_SINGLE_MAX_N and a.flags.carray:
+        plain = type(A_dot) is np.ndarray and A_dot.dtype is a.dtype and A_dot.flags.carray
+        if plain and A_dot.shape == a.shape:  # one small plain matrix: the kernels straight away
+            stack, n = a.reshape(1, *a.shape), a.shape[0]
+            d_dot = kdet.det_pushforward_batched(stack, A_dot.reshape(1, n, n))
+            return kdet_value.det_batched(stack)[0], d_dot[0]
     forward = _Det(a)
-    return forward.y, forward.pushforward(unthunk(tangents[1]))
+    return forward.y, forward.pushforward(unthunk(A_dot))
 
 
 @rrule.register(sla.det)
@@ -486,6 +494,73 @@ class _Slogdet:
         )
 
 
+# --- slogdet of one plain real matrix -------------------------------------------------------
+# The commonest call, where the general forward pass (stacks, dtype casts, per-matrix lists)
+# costs several times LAPACK's own work at 4x4: getrf once, then getri (pullback, A^-T) or
+# getrs (pushforward, tr(A^-1 A_dot)) with Python scalars, as _SlogdetLapack computes them.
+
+_PLAIN_REAL = frozenset((np.dtype(np.float64), np.dtype(np.float32)))
+
+
+def _plain_real_square(a: Any) -> bool:
+    """``a`` is one plain non-empty square matrix of float64 or float32 (not traced)."""
+    return (
+        type(a) is np.ndarray
+        and a.ndim == 2
+        and a.dtype in _PLAIN_REAL
+        and a.shape[0] == a.shape[1]
+        and a.shape[0] > 0
+    )
+
+
+class _SlogdetOne:
+    """The forward pass of ``slogdet`` for :func:`_plain_real_square`: ``getrf``'s LU, kept."""
+
+    __slots__ = ("lu", "piv", "sign", "y")
+
+    def __init__(self, A: np.ndarray) -> None:
+        getrf, _, _ = lapack_functions(("getrf", "getrs", "getri"), A.dtype)
+        self.lu, self.piv, _ = getrf(A)  # info > 0 (a zero pivot) is read off the diagonal
+        sign, logabsdet = _sign_and_log_small(self.lu, self.piv)
+        self.sign = sign[0]
+        scalar = A.dtype.type
+        self.y = SlogdetResult(scalar(self.sign), scalar(logabsdet[0]))
+
+    def pullback(self, y_bar: Any) -> Any:
+        """``A_bar = logabsdet_bar A^-T`` (the sign of a real determinant is locally constant)."""
+        if type(y_bar) is tuple and len(y_bar) == 2:
+            logabsdet_bar = y_bar[1]
+        else:
+            logabsdet_bar = split_cotangent(y_bar, 2)[1]
+        if type(logabsdet_bar) is np.ndarray and logabsdet_bar.shape == ():
+            l_bar = logabsdet_bar.real.item()
+        else:
+            logabsdet_bar = unthunk(logabsdet_bar)
+            if isinstance(logabsdet_bar, AbstractZero):
+                return ZeroTangent()
+            real = self.lu.dtype
+            l_bar = _scalar_cotangent("np.linalg.slogdet", logabsdet_bar, (), real)[0]
+        if self.sign == 0:  # logabsdet = -inf: no derivative
+            return np.full(self.lu.shape, np.nan, self.lu.dtype)
+        _, _, getri = lapack_functions(("getrf", "getrs", "getri"), self.lu.dtype)
+        if self.lu.shape[0] > crossovers.DET_GETRI_MAX_N:
+            return kdet.slogdet_pullback_lapack(self.lu, self.piv, self.sign, 0.0, l_bar)
+        A_inverse = getri(self.lu, self.piv)[0]
+        return (l_bar * A_inverse.T).astype(self.lu.dtype, copy=False)
+
+    def pushforward(self, A_dot: Any) -> Any:
+        """``logabsdet_dot = tr(A^-1 A_dot)``, ``sign_dot = 0``."""
+        dtype = self.lu.dtype
+        if type(A_dot) is not np.ndarray or A_dot.dtype != dtype or A_dot.shape != self.lu.shape:
+            A_dot = _tangent_stack("np.linalg.slogdet", A_dot, self.lu, (1, *self.lu.shape))[0]
+        if self.sign == 0:  # as _SlogdetLapack: getrs with the zero pivot gives inf/NaN
+            _, l_dot = kdet.slogdet_pushforward_lapack(self.lu, self.piv, self.sign, A_dot)
+        else:
+            _, getrs, _ = lapack_functions(("getrf", "getrs", "getri"), dtype)
+            l_dot = sum(getrs(self.lu, self.piv, A_dot)[0].diagonal().tolist())
+        return Tangent(SlogdetResult, sign=ZeroTangent(), logabsdet=dtype.type(l_dot))
+
+
 @rrule.register(np.linalg.slogdet)
 def slogdet_rrule(a: Any, /) -> tuple[Any, Any]:
     r"""Reverse rule for ``np.linalg.slogdet``: :math:`\bar A = (\bar l + i\,\mathrm{Im}\,z)A^{-H}`.
@@ -493,6 +568,14 @@ def slogdet_rrule(a: Any, /) -> tuple[Any, Any]:
     The cotangent is a ``Tangent(SlogdetResult, ...)`` or a plain ``(sign_bar,
     logabsdet_bar)`` tuple, either part possibly zero; see the module docstring.
     """
+    if _plain_real_square(a):
+        one = _SlogdetOne(a)
+        no_tangent = NoTangent()
+
+        def slogdet_pullback_one(y_bar: Any) -> tuple[Any, Any]:
+            return no_tangent, one.pullback(y_bar)
+
+        return one.y, slogdet_pullback_one
     if is_traced(a):  # a nested differentiation
         return traced_systems.slogdet_rrule(a)
     forward = _Slogdet(a)
@@ -512,5 +595,5 @@ def slogdet_frule(tangents: tuple[Any, Any], a: Any, /) -> tuple[Any, Any]:
     :math:`\tau = \mathrm{tr}(A^{-1}\dot A)`; the sign's tangent is ``ZeroTangent()`` for
     real ``a``.
     """
-    forward = _Slogdet(a)
+    forward = _SlogdetOne(a) if _plain_real_square(a) else _Slogdet(a)
     return forward.y, forward.pushforward(unthunk(tangents[1]))

@@ -111,7 +111,7 @@ from rules.linalg._spectral import (
     raise_if_gauge_dependent,
     raise_if_tie_coupled,
 )
-from rules.linalg._stacks import adjoint, square_matrices
+from rules.linalg._stacks import adjoint, plain_pullback, plain_real_matrix, square_matrices
 from tangents import NoTangent, ProjectTo, Tangent, unthunk
 
 __all__ = [
@@ -398,7 +398,15 @@ def _values_rule(name: str, a: Any, U: Any, s: Any, Vh: Any, hermitian: bool) ->
         A_bar = svd_pullback_array(name, U_k, s, Vh_k, None, s_bar, None)
         return NoTangent(), project_A(_hermitize(A_bar, hermitian))
 
+    if not hermitian and plain_real_matrix(a) and U_k.dtype is a.dtype:
+        # one plain real matrix, a plain cotangent: U diag(s_bar) V^T by BLAS straight away
+        return s, plain_pullback(svdvals_pullback, s.shape, s.dtype, _scaled_product, U_k, Vh_k)
     return s, svdvals_pullback
+
+
+def _scaled_product(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndarray:
+    """``U diag(s_bar) Vh`` of one matrix."""
+    return (U * s_bar).dot(Vh)
 
 
 def _frule(
@@ -406,6 +414,18 @@ def _frule(
 ) -> Any:
     """The output tangent: ``s_dot``, or ``(U_dot, s_dot, Vh_dot)`` of the type of ``factors``."""
     U, s, Vh = factors
+    if (
+        not compute_uv
+        and type(tangent) is np.ndarray
+        and tangent.dtype is U.dtype
+        and tangent.shape == dense.shape
+        and plain_real_matrix(dense)
+        and not hermitian
+    ):  # one plain real matrix: s_dot_j = sum_i U_ij (A_dot V)_ij
+        k = s.shape[-1]
+        if U.shape[1] != k or Vh.shape[0] != k:  # full factors: the thin ones
+            U, Vh = U[:, :k], Vh[:k]
+        return (U * tangent.dot(Vh.T)).sum(0)
     A_dot = as_array(as_array_cotangent(unthunk(tangent), f"{name}'s pushforward"))
     if A_dot.shape != dense.shape:
         raise ValueError(
@@ -457,7 +477,7 @@ def _numpy_svd(
             return a, _SVDResult(*factors)
 
     def decompose(dense: np.ndarray, full: bool) -> Any:
-        factors = None if hermitian else _stack_svd(dense, full)
+        factors = None if hermitian or dense.ndim == 2 else _stack_svd(dense, full)  # stacks
         if factors is not None:
             return _SVDResult(*factors)
         return np.linalg.svd(dense, full_matrices=full, hermitian=hermitian)

@@ -54,11 +54,12 @@ from rules.core.dispatch import paths
 from rules.core.nesting import as_array, call, innermost_value, is_traced
 from rules.core.registry import frule, rrule
 from rules.linalg import traced_systems
-from rules.linalg._stacks import check_shape, square_matrices
+from rules.linalg._stacks import check_shape, plain_real_matrix, square_matrices
 from rules.linalg._systems import (
     Layout,
     cast,
     check_scipy_options,
+    lapack_functions,
     linalg_dtypes,
     singular_error,
 )
@@ -280,6 +281,70 @@ def solve_triangular_frule(
 ) -> tuple[np.ndarray, Any]:
     r"""Forward rule: :math:`\dot X = \mathrm{op}(T)^{-1}(\dot B - \mathrm{op}(\mathrm{tri}(\dot T)) X)`."""
     check_scipy_options(NAME, (a, b), {"overwrite_b": overwrite_b, "check_finite": check_finite})
+    if _plain_system(a, b, tangents[1], tangents[2]):
+        return _frule_plain(
+            a, b, tangents[1], tangents[2], _trans_code(trans), lower, unit_diagonal
+        )
     forward = _Triangular(a, b, trans, lower, unit_diagonal)
     a_dot, b_dot = unthunk(tangents[1]), unthunk(tangents[2])
     return forward.x, ProjectTo(forward.x)(forward.pushforward(a_dot, b_dot))
+
+
+# --- one plain real system: LAPACK trtrs straight away -------------------------------------------
+# The frule of one small system, where the stack layout and the paths' checks cost more than the
+# two solves: LAPACK trtrs (scipy's own routine for solve_triangular) for X and X_dot.
+
+
+def _plain_system(a: Any, b: Any, a_dot: Any, b_dot: Any) -> bool:
+    """One plain real non-empty ``(n, n)`` system, ``b`` ``(n,)`` or ``(n, k)``, plain tangents."""
+    if not plain_real_matrix(a):
+        return False
+    dtype, n = a.dtype, a.shape[0]
+    return (
+        type(b) is np.ndarray
+        and b.dtype is dtype
+        and 0 < n == a.shape[1]
+        and 0 < b.ndim <= 2
+        and b.shape[0] == n
+        and b.size > 0
+        and type(a_dot) is np.ndarray
+        and type(b_dot) is np.ndarray
+        and a_dot.dtype is dtype
+        and b_dot.dtype is dtype
+        and a_dot.shape == a.shape
+        and b_dot.shape == b.shape
+    )
+
+
+@functools.cache
+def _triangle(
+    n: int, lower: bool, unit: bool, dtype: np.dtype[Any]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The mask of the triangle that is read and zeros of ``dtype`` (read-only), for ``np.where``."""
+    mask = np.tri(n, dtype=bool, k=-1 if unit else 0)
+    mask = mask if lower else mask.T.copy()
+    zeros = np.zeros((n, n), dtype)
+    mask.flags.writeable = zeros.flags.writeable = False
+    return mask, zeros
+
+
+def _frule_plain(
+    a: np.ndarray,
+    b: np.ndarray,
+    a_dot: np.ndarray,
+    b_dot: np.ndarray,
+    trans: int,
+    lower: Any,
+    unit_diagonal: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``X = op(T)^-1 B``, ``X_dot = op(T)^-1 (B_dot - op(tri(T_dot)) X)`` by two ``trtrs``."""
+    lower, unit = bool(lower), bool(unit_diagonal)
+    (trtrs,) = lapack_functions(("trtrs",), a.dtype)
+    x, info = trtrs(a, b, lower=lower, trans=trans, unitdiag=unit)
+    if info > 0:  # an exact zero on the diagonal (never reported with unit_diagonal)
+        raise singular_error(NAME, a.shape, "singular (a zero on the diagonal)")
+    mask, zeros = _triangle(a.shape[0], lower, unit, a.dtype)
+    T_dot = np.where(mask, a_dot, zeros)  # tri(T_dot): NaN outside the triangle is not read
+    rhs = b_dot - (T_dot.T if trans else T_dot).dot(x)
+    x_dot, _ = trtrs(a, rhs, lower=lower, trans=trans, unitdiag=unit, overwrite_b=1)
+    return x, x_dot

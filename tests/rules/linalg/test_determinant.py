@@ -223,3 +223,64 @@ def test_mid_size_stacks_take_the_gufuncs(randn, dtype, monkeypatch):
     check_rrule(np.linalg.det, a)
     check_frule(np.linalg.det, a)
     np.testing.assert_array_equal(a, kept)
+
+
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [1, 4, 7])
+def test_slogdet_of_one_real_matrix_agrees_with_the_stack_path(randn, real, n):
+    # the one-matrix fast path (_SlogdetOne) against the general forward pass on a stack of one
+    from rules.linalg import determinant
+
+    a = well_conditioned(randn, real, n, n)
+    a[0] *= -1  # a negative determinant too
+    one, stack = determinant._SlogdetOne(a), determinant._Slogdet(a[None])
+    tol = 1e-4 if real == np.float32 else 1e-12
+    for got, want in zip(one.y, stack.y, strict=True):
+        assert type(got) is np.dtype(real).type
+        np.testing.assert_allclose(got, want[0], rtol=tol)
+    (sign, logabsdet), pullback = rrule(np.linalg.slogdet, a)
+    np.testing.assert_allclose([sign, logabsdet], np.linalg.slogdet(a), rtol=tol)
+    bar = np.asarray(0.7)
+    want = stack.pullback((ZeroTangent(), bar[None]))[0]
+    for y_bar in [
+        (np.asarray(1.3), bar),
+        [ZeroTangent(), bar],
+        Tangent(type(one.y), logabsdet=bar),
+        (None, 0.7),
+        (ZeroTangent(), np.asarray(0.7 + 2j)),  # the real part is the real primal's cotangent
+    ]:
+        a_bar = pullback(y_bar)[1]
+        assert a_bar.dtype == real
+        assert a_bar.shape == (n, n)
+        np.testing.assert_allclose(a_bar, want, rtol=tol, atol=tol)
+    assert isinstance(pullback((np.asarray(1.0), ZeroTangent()))[1], ZeroTangent)
+    a_dot = randn(real, n, n)
+    _y, y_dot = frule((NoTangent(), a_dot), np.linalg.slogdet, a)
+    assert isinstance(y_dot.sign, ZeroTangent)
+    assert type(y_dot.logabsdet) is np.dtype(real).type
+    want_dot = stack.pushforward(a_dot[None]).logabsdet[0]
+    np.testing.assert_allclose(y_dot.logabsdet, want_dot, rtol=tol, atol=tol)
+    np.testing.assert_allclose(y_dot.logabsdet, np.trace(np.linalg.solve(a, a_dot)), rtol=tol)
+    # a tangent of another dtype is cast to the primal's
+    _, y_dot = frule((NoTangent(), a_dot.astype(np.complex128)), np.linalg.slogdet, a)
+    np.testing.assert_allclose(y_dot.logabsdet, want_dot, rtol=tol, atol=tol)
+    with pytest.raises(ValueError, match="slogdet"):
+        pullback((ZeroTangent(), np.ones(3)))
+
+
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+@pytest.mark.parametrize("singular", [False, True])
+def test_det_frule_of_one_small_plain_matrix_agrees_with_the_forward_pass(randn, real, singular):
+    from rules.linalg import determinant
+
+    a = well_conditioned(randn, real, 4, 4)
+    if singular:  # rank n - 1: the adjugate's tangent, exactly
+        a[3] = a[0] + a[1]
+    a_dot = randn(real, 4, 4)
+    d, d_dot = frule((NoTangent(), a_dot), np.linalg.det, a)
+    forward = determinant._Det(a)
+    assert type(d) is type(d_dot) is type(forward.y)
+    np.testing.assert_array_equal(d, forward.y)
+    np.testing.assert_array_equal(d_dot, forward.pushforward(a_dot))
+    _, d_dot_general = frule((NoTangent(), a_dot.astype(np.complex128)), np.linalg.det, a)
+    np.testing.assert_allclose(d_dot, d_dot_general, rtol=1e-5)

@@ -386,3 +386,32 @@ def test_scipy_eigh_of_a_stack_returns_what_scipy_returns(randn):
         for got in (y, y_fwd):
             assert type(got) is type(expected)
             np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+def test_eigvalsh_of_one_plain_real_matrix(real):
+    # the one-matrix fast paths (plain cotangent, plain tangent) against the formulas and the
+    # general path (a cotangent of another dtype, cast, takes it)
+    rng = np.random.default_rng(7)
+    E = rng.standard_normal((5, 5))
+    a = (E + E.T).astype(real)
+    w, V = np.linalg.eigh(a)
+    w_bar = rng.standard_normal(5).astype(real)
+    y, pullback = rrule(np.linalg.eigvalsh, a)
+    tol = 1e-4 if real == np.float32 else 1e-12
+    np.testing.assert_allclose(y, w, rtol=tol, atol=tol)
+    a_bar = pullback(w_bar)[1]
+    assert a_bar.dtype == real
+    np.testing.assert_array_equal(a_bar, a_bar.T)  # exactly symmetric, as the general path
+    np.testing.assert_allclose(a_bar, (V * w_bar) @ V.T, rtol=tol, atol=tol)
+    general = pullback(w_bar.astype(np.complex128))[1]
+    assert general.dtype == real
+    np.testing.assert_allclose(a_bar, general, rtol=tol, atol=tol)
+    with pytest.raises(ValueError, match="eigvalsh"):
+        pullback(np.ones(4, real))
+    a_dot = rng.standard_normal((5, 5)).astype(real)
+    _, w_dot = frule((NoTangent(), a_dot), np.linalg.eigvalsh, a)
+    assert w_dot.dtype == real
+    np.testing.assert_allclose(w_dot, np.diagonal(V.T @ a_dot @ V), rtol=tol, atol=tol)
+    _, w_dot_general = frule((NoTangent(), a_dot.astype(np.float16)), np.linalg.eigvalsh, a)
+    np.testing.assert_allclose(w_dot, w_dot_general, rtol=1e-2, atol=1e-2)

@@ -117,3 +117,26 @@ def test_inputs_and_cotangents_stay_unmodified(randn):
     inverse.inv_pullback_array(np.linalg.inv(a), y_bar)
     np.testing.assert_array_equal(a, before[0])
     np.testing.assert_array_equal(y_bar, before[1])
+
+
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+def test_one_plain_real_matrix_agrees_with_the_kernel_path(randn, real):
+    # the plain fast path (ndarray.dot) against the path choice of the general rule
+    a = randn(real, 5, 5) + 5 * np.eye(5, dtype=real)
+    Y = np.linalg.inv(a)
+    Y_bar, a_dot = randn(real, 5, 5), randn(real, 5, 5)
+    tol = 1e-4 if real == np.float32 else 1e-12
+    _, pullback = rrule(np.linalg.inv, a)
+    a_bar = pullback(Y_bar)[1]
+    assert a_bar.dtype == real
+    np.testing.assert_allclose(a_bar, inverse.inv_pullback_array(Y, Y_bar), rtol=tol, atol=tol)
+    np.testing.assert_allclose(a_bar, -Y.T @ Y_bar @ Y.T, rtol=tol, atol=tol)
+    general = pullback(Y_bar.astype(np.complex128))[1]  # cast, by the general path
+    np.testing.assert_allclose(a_bar, general, rtol=tol, atol=tol)
+    _, Y_dot = frule((NoTangent(), a_dot), np.linalg.inv, a)
+    assert Y_dot.dtype == real
+    want = inverse.inv_pushforward_array(Y, a_dot)
+    np.testing.assert_allclose(Y_dot, want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(Y_dot, -Y @ a_dot @ Y, rtol=tol, atol=tol)
+    with pytest.raises(ValueError, match="inv"):
+        pullback(np.ones((5, 4), real))

@@ -60,6 +60,37 @@ def test_kernel_path_agrees_with_the_generic_path(randn, dtype):
     np.testing.assert_allclose(C_dot, A @ B + A @ B, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("operands", ["owned", "transposed", "A and its transpose"])
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+def test_plain_real_matrices_agree_with_the_general_path(randn, real, operands):
+    # the plain-matrix fast path (ndarray.dot) against the general pullback and pushforward
+    A, B = randn(real, 4, 3), randn(real, 3, 5)
+    if operands == "transposed":
+        A, B = randn(real, 3, 4).T, randn(real, 5, 3).T
+    elif operands == "A and its transpose":
+        B = A.T
+    C_bar, A_dot, B_dot = randn(real, *(A @ B).shape), randn(real, *A.shape), randn(real, *B.shape)
+    C, pullback = rrule(np.matmul, A, B)
+    np.testing.assert_array_equal(C, np.matmul(A, B))  # the same bits as np.matmul
+    general = products._matmul_rrule_general(A, B, C)
+    tol = 1e-5 if real == np.float32 else 1e-13
+    for got, want in zip(pullback(C_bar), general(C_bar), strict=True):
+        if isinstance(want, np.ndarray):
+            assert got.dtype == want.dtype == real
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    C2, C_dot = frule((NoTangent(), A_dot, B_dot), np.matmul, A, B)
+    np.testing.assert_array_equal(C2, np.matmul(A, B))
+    assert C_dot.dtype == real
+    np.testing.assert_allclose(C_dot, A_dot @ B + A @ B_dot, rtol=tol, atol=tol)
+    # cotangents the fast path does not take: another dtype (projected back), a zero
+    A_bar = pullback(C_bar.astype(np.complex128))[1]
+    assert A_bar.dtype == real
+    np.testing.assert_allclose(A_bar, C_bar @ B.T, rtol=tol, atol=tol)
+    assert isinstance(pullback(ZeroTangent())[1], ZeroTangent)
+    _, C_dot = frule((NoTangent(), ZeroTangent(), B_dot), np.matmul, A, B)
+    np.testing.assert_allclose(C_dot, A @ B_dot, rtol=tol, atol=tol)
+
+
 def test_mismatched_shapes_name_the_function_and_shapes(randn):
     with pytest.raises(ValueError, match=r"np.matmul.*\(2, 3\).*\(4, 5\)"):
         rrule(np.matmul, randn(np.float64, 2, 3), randn(np.float64, 4, 5))

@@ -414,3 +414,29 @@ def test_cotangent_types():
     got = pullback(Tangent(SVDResult, ZeroTangent(), ZeroTangent(), Diagonal(np.ones(3))))[1]
     want = pullback((ZeroTangent(), ZeroTangent(), np.eye(3)))[1]
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape", [(5, 5), (6, 3), (3, 6)])
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+def test_svdvals_of_one_plain_real_matrix(real, shape):
+    # the one-matrix fast paths (plain cotangent, plain tangent) against the formulas and the
+    # general path (a cotangent of another dtype, cast, takes it)
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal(shape).astype(real)
+    U, s, Vh = np.linalg.svd(a, full_matrices=False)
+    s_bar = rng.standard_normal(s.shape).astype(real)
+    y, pullback = rrule(np.linalg.svdvals, a)
+    tol = 1e-4 if real == np.float32 else 1e-12
+    np.testing.assert_allclose(y, s, rtol=tol, atol=tol)
+    a_bar = pullback(s_bar)[1]
+    assert a_bar.dtype == real
+    assert a_bar.shape == shape
+    np.testing.assert_allclose(a_bar, (U * s_bar) @ Vh, rtol=tol, atol=tol)
+    general = pullback(s_bar.astype(np.complex128))[1]
+    np.testing.assert_allclose(a_bar, general, rtol=tol, atol=tol)
+    with pytest.raises(ValueError, match="svdvals"):
+        pullback(np.ones(s.shape[0] + 1, real))
+    a_dot = rng.standard_normal(shape).astype(real)
+    _, s_dot = frule((NoTangent(), a_dot), np.linalg.svdvals, a)
+    assert s_dot.dtype == real
+    np.testing.assert_allclose(s_dot, np.diagonal(U.T @ a_dot @ Vh.T), rtol=tol, atol=tol)

@@ -154,3 +154,53 @@ def test_the_array_formula_path_agrees_with_the_kernel_path(randn, lower, trans,
     )
     expected = triangular._pushforward_formula(T, x, T_dot, b_dot, *flags)
     np.testing.assert_allclose(x_dot, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("b_shape", [(5,), (5, 3)])
+@pytest.mark.parametrize("unit", [False, True])
+@pytest.mark.parametrize("trans", [0, 1, "C"])
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+def test_frule_of_one_plain_system_agrees_with_the_stack_path(real, lower, trans, unit, b_shape):
+    # the plain fast path (trtrs) against the general forward pass, which a stack of one takes
+    from rules.linalg import triangular
+
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal((5, 5)) + 5 * np.eye(5)).astype(real)
+    b, b_dot = (rng.standard_normal(b_shape).astype(real) for _ in range(2))
+    a_dot = rng.standard_normal((5, 5)).astype(real)
+    a_dot[(slice(0, 1), slice(4, 5)) if lower else (slice(4, 5), slice(0, 1))] = np.nan  # not read
+    options = {"trans": trans, "lower": lower, "unit_diagonal": unit}
+    x, x_dot = frule((NoTangent(), a_dot, b_dot), sla.solve_triangular, a, b, **options)
+    assert x.dtype == x_dot.dtype == real
+    forward = triangular._Triangular(a, b, trans, lower, unit)
+    tol = 1e-4 if real == np.float32 else 1e-12
+    np.testing.assert_allclose(x, forward.x, rtol=tol, atol=tol)
+    np.testing.assert_allclose(x, sla.solve_triangular(a, b, **options), rtol=tol, atol=tol)
+    np.testing.assert_allclose(x_dot, forward.pushforward(a_dot, b_dot), rtol=tol, atol=tol)
+    singular = a.copy()
+    singular[2, 2] = 0
+    if unit:  # the diagonal is not read
+        frule((NoTangent(), a_dot, b_dot), sla.solve_triangular, singular, b, **options)
+    else:
+        with pytest.raises(np.linalg.LinAlgError, match="solve_triangular"):
+            frule((NoTangent(), a_dot, b_dot), sla.solve_triangular, singular, b, **options)
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        frule((NoTangent(), a_dot, b_dot), sla.solve_triangular, a, b + np.inf, **options)
+
+
+def test_check_finite_takes_huge_finite_entries():
+    # the sum-of-squares test overflows here: the exact test must decide
+    from rules.linalg._systems import _all_finite
+
+    big = np.full((3, 3), 1e200)
+    assert _all_finite(big)
+    for bad in (np.inf, -np.inf, np.nan):
+        x = big.copy()
+        x[1, 2] = bad
+        assert not _all_finite(x)
+        assert not _all_finite(np.where(x == 1e200, 1.0, x))
+    assert _all_finite(np.zeros((0, 3)))
+    a = np.eye(3) * 1e200
+    x, _ = frule((NoTangent(), np.eye(3), np.ones(3)), sla.solve_triangular, a, np.ones(3))
+    np.testing.assert_allclose(x, 1e-200)
