@@ -169,7 +169,7 @@ def _all_finite(x: np.ndarray) -> bool:
     and Python floats overflow without numpy's warnings; a sum that overflows falls back to the
     exact test.
     """
-    small = x.dtype.kind == "f" and x.size <= _SUM_FINITE_MAX_SIZE
+    small = type(x) is np.ndarray and x.dtype.kind == "f" and x.size <= _SUM_FINITE_MAX_SIZE
     if small and math.isfinite(sum(x.ravel().tolist())):
         return True
     return bool(np.isfinite(x).all())

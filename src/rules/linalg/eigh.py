@@ -415,13 +415,17 @@ def eigh_frule(tangents: tuple[Any, Any], a: Any, UPLO: str = "L") -> tuple[Any,
     return result, Tangent(type(result), *eigh_pushforward_array(w, V, A_dot))
 
 
+def _plain_vector(w: Any) -> bool:
+    return type(w) is np.ndarray and w.ndim == 1
+
+
 def _numpy_eigvalsh(a: Any, UPLO: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     name = "np.linalg.eigvalsh"
     pair = lapack_eigh(a, UPLO)  # one small matrix: LAPACK directly (V stays internal)
     dense, (w, V) = (a, pair) if pair is not None else _numpy_eigh(name, a, UPLO)
     # numpy's eigvalsh does not converge on NaN; eigh returns NaN (a Python loop for one
     # matrix: np.isnan(w).any() costs a fifth of a 4x4 eigh)
-    if any(map(math.isnan, w.tolist())) if w.ndim == 1 else np.isnan(w).any():
+    if any(map(math.isnan, w.tolist())) if _plain_vector(w) else np.isnan(w).any():
         raise np.linalg.LinAlgError(
             f"{name}: Eigenvalues did not converge (input of shape {dense.shape} holds NaN)"
         )
