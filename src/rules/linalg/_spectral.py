@@ -276,7 +276,7 @@ def lapack_eigh(dense: Any, UPLO: Any) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     (evd,) = _lapack(("heevd" if dense.dtype.kind == "c" else "syevd",), dense.dtype)
     w, V, info = evd(dense, compute_v=1, lower=int(UPLO.upper() == "L"))
-    return None if info else (w, V)
+    return None if info else (w, np.ascontiguousarray(V))  # C order: the pullback's kernel takes it
 
 
 def lapack_svd(dense: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
