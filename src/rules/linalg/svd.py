@@ -90,13 +90,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.linalg as sla
 
 from kernels import svd as ksvd
 from kernels.svd_forward import svd_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
-from rules.core.nesting import as_array, call, contiguous, innermost_value, is_traced
+from rules.core.nesting import as_array, contiguous, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg import svd_complement, traced_spectral
 from rules.linalg._spectral import (
@@ -529,91 +528,3 @@ def svdvals_frule(tangents: tuple[Any, Any], x: Any, /) -> tuple[Any, Any]:
     name = "np.linalg.svdvals"
     dense, result = _numpy_svd(name, x, False, False, values_only=True)
     return result.S, _frule(name, tangents[1], dense, result, False, False)
-
-
-# --- scipy.linalg.svd / svdvals --------------------------------------------------------------------
-
-
-def _scipy_svd(
-    name: str,
-    a: Any,
-    full_matrices: bool,
-    overwrite_a: bool,
-    check_finite: bool,
-    lapack_driver: str = "gesdd",
-) -> Any:
-    if overwrite_a:
-        raise ValueError(f"{name}: overwrite_a=True is not differentiable (it mutates the input)")
-
-    def decompose(dense: np.ndarray, full: bool) -> Any:
-        if not check_finite or np.isfinite(dense).all():  # else scipy raises its error
-            factors = _stack_svd(dense, full)
-            if factors is not None:
-                return list(factors)  # scipy returns a list for stacks
-        return call(
-            sla.svd,
-            dense,
-            full_matrices=full,
-            check_finite=check_finite,
-            lapack_driver=lapack_driver,
-        )
-
-    return _decompose(name, a, full_matrices, False, decompose)
-
-
-@rrule.register(sla.svd)
-def scipy_svd_rrule(
-    a: Any,
-    full_matrices: bool = True,
-    compute_uv: bool = True,
-    overwrite_a: bool = False,
-    check_finite: bool = True,
-    lapack_driver: str = "gesdd",
-) -> tuple[Any, Any]:
-    """Reverse rule for ``scipy.linalg.svd``: ``(U, s, Vh)`` or ``s`` (module docstring)."""
-    name = "scipy.linalg.svd"
-    _, result = _scipy_svd(
-        name, a, full_matrices and compute_uv, overwrite_a, check_finite, lapack_driver
-    )
-    if not compute_uv:
-        return _values_rule(name, a, *result, False)
-    return _vectors_rule(name, a, result, False)
-
-
-@frule.register(sla.svd)
-def scipy_svd_frule(
-    tangents: tuple[Any, ...],
-    a: Any,
-    full_matrices: bool = True,
-    compute_uv: bool = True,
-    overwrite_a: bool = False,
-    check_finite: bool = True,
-    lapack_driver: str = "gesdd",
-) -> tuple[Any, Any]:
-    """Forward rule for ``scipy.linalg.svd``."""
-    name = "scipy.linalg.svd"
-    dense, result = _scipy_svd(
-        name, a, full_matrices and compute_uv, overwrite_a, check_finite, lapack_driver
-    )
-    y_dot = _frule(name, tangents[1], dense, result, compute_uv, False)
-    return (result if compute_uv else result[1]), y_dot
-
-
-@rrule.register(sla.svdvals)
-def scipy_svdvals_rrule(
-    a: Any, overwrite_a: bool = False, check_finite: bool = True
-) -> tuple[np.ndarray, Any]:
-    """Reverse rule for ``scipy.linalg.svdvals``: ``A_bar = U diag(s_bar) V^H``."""
-    name = "scipy.linalg.svdvals"
-    _, result = _scipy_svd(name, a, False, overwrite_a, check_finite)
-    return _values_rule(name, a, *result, False)
-
-
-@frule.register(sla.svdvals)
-def scipy_svdvals_frule(
-    tangents: tuple[Any, ...], a: Any, overwrite_a: bool = False, check_finite: bool = True
-) -> tuple[Any, Any]:
-    """Forward rule for ``scipy.linalg.svdvals``."""
-    name = "scipy.linalg.svdvals"
-    dense, result = _scipy_svd(name, a, False, overwrite_a, check_finite)
-    return result[1], _frule(name, tangents[1], dense, result, False, False)
