@@ -543,6 +543,21 @@ def _check_tangents(f: Any, tangents: tuple[Any, ...], args: tuple[Any, ...]) ->
     return tuple(checked)
 
 
+def _pushforward(
+    f: Any, rule: Any, takes_callable: bool, tangents: tuple[Any, ...], args: Any, kwargs: Any
+) -> Any:
+    """Run a forward rule; numpy's and scipy's errors are re-raised naming ``f``'s pushforward."""
+    try:
+        if takes_callable:
+            return rule(tangents, f, *args, **kwargs)
+        return rule(tangents, *args, **kwargs)
+    except Exception as error:
+        renamed = _renamed(error, f, " pushforward")
+        if renamed is None:
+            raise
+        raise renamed from error
+
+
 class _ForwardRules(RuleTable):
     def __call__(self, tangents: Any, f: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any] | None:
         """Apply the forward rule of ``f``: ``(y, y_dot)``, or ``None`` if there is none."""
@@ -558,13 +573,7 @@ class _ForwardRules(RuleTable):
         ):
             # the hot case: a plain function, every check below passes and nothing is
             # converted (plain arrays are neither zeros, nor object arrays, nor foreign)
-            try:
-                return rule(tangents, *args, **kwargs)
-            except Exception as error:
-                renamed = _renamed(error, f, " pushforward")
-                if renamed is None:
-                    raise
-                raise renamed from error
+            return _pushforward(f, rule, False, tangents, args, kwargs)
         found = self.lookup(f)
         if found is None:
             return None
@@ -578,15 +587,7 @@ class _ForwardRules(RuleTable):
         if plain_tangents(tangents, args):
             # the hot case: every check below passes and nothing is converted (plain arrays
             # are neither zeros, nor object arrays, nor another library's arrays)
-            try:
-                if takes_callable:
-                    return rule(tangents, f, *args, **kwargs)
-                return rule(tangents, *args, **kwargs)
-            except Exception as error:
-                renamed = _renamed(error, f, " pushforward")
-                if renamed is None:
-                    raise
-                raise renamed from error
+            return _pushforward(f, rule, takes_callable, tangents, args, kwargs)
         tangents = _none_as_zero(tangents)
         bad = object_input(args)
         if bad is not None:
@@ -600,15 +601,7 @@ class _ForwardRules(RuleTable):
         lifted = _foreign(args) if _FOREIGN else None
         if lifted is not None:
             return lifted.lifted_frule(tangents, f, args, kwargs)
-        try:
-            if takes_callable:
-                return rule(tangents, f, *args, **kwargs)
-            return rule(tangents, *args, **kwargs)
-        except Exception as error:
-            renamed = _renamed(error, f, " pushforward")
-            if renamed is None:
-                raise
-            raise renamed from error
+        return _pushforward(f, rule, takes_callable, tangents, args, kwargs)
 
 
 rrule = _ReverseRules("rrule")

@@ -71,7 +71,7 @@ from rules.core.nesting import as_array, call, is_traced
 from rules.core.options import refuse as refuse_overwrite
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg import traced_systems
-from rules.linalg._stacks import adjoint, check_shape, square_matrices
+from rules.linalg._stacks import adjoint, check_shape, plain_real_matrix, square_matrices
 from rules.linalg._systems import BatchedLU, LapackLU, cast, lapack_functions, linalg_dtypes
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
@@ -499,18 +499,10 @@ class _Slogdet:
 # costs several times LAPACK's own work at 4x4: getrf once, then getri (pullback, A^-T) or
 # getrs (pushforward, tr(A^-1 A_dot)) with Python scalars, as _SlogdetLapack computes them.
 
-_PLAIN_REAL = frozenset((np.dtype(np.float64), np.dtype(np.float32)))
-
 
 def _plain_real_square(a: Any) -> bool:
     """``a`` is one plain non-empty square matrix of float64 or float32 (not traced)."""
-    return (
-        type(a) is np.ndarray
-        and a.ndim == 2
-        and a.dtype in _PLAIN_REAL
-        and a.shape[0] == a.shape[1]
-        and a.shape[0] > 0
-    )
+    return plain_real_matrix(a) and a.shape[0] == a.shape[1] and a.shape[0] > 0
 
 
 class _SlogdetOne:

@@ -43,7 +43,7 @@ from rules.core.dispatch import paths
 from rules.core.nesting import as_array
 from rules.core.options import refuse
 from rules.core.registry import frule, rrule
-from rules.linalg._stacks import adjoint, check_shape
+from rules.linalg._stacks import PLAIN_REAL, adjoint, check_shape
 from rules.sparse.products import sparse_matmul_frule, sparse_matmul_rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
 
@@ -164,8 +164,6 @@ def _paths_of(paths_: Any, A: Any, B: Any) -> Any:
 # BLAS gemm, and gives the same bits; it takes syrk instead when one operand is the other's
 # transpose, so the primal product only uses it when both operands own their data.
 
-_PLAIN_REAL = frozenset((np.dtype(np.float64), np.dtype(np.float32)))
-
 
 def _plain_real_matrices(A: Any, B: Any) -> bool:
     """Both are plain 2-D ndarrays of one real float dtype (float64 or float32)."""
@@ -175,7 +173,7 @@ def _plain_real_matrices(A: Any, B: Any) -> bool:
         and A.ndim == 2
         and B.ndim == 2
         and A.dtype is B.dtype
-        and A.dtype in _PLAIN_REAL
+        and A.dtype in PLAIN_REAL
         and A.shape[1] == B.shape[0]
     )
 
@@ -252,7 +250,7 @@ def matmul_frule(tangents: tuple[Any, Any, Any], A: Any, B: Any) -> tuple[Any, A
         and type(B) is np.ndarray
         and type(A_dot) is np.ndarray
         and type(B_dot) is np.ndarray
-        and dtype in _PLAIN_REAL
+        and dtype in PLAIN_REAL
         and B.dtype is dtype
         and A_dot.dtype is dtype
         and B_dot.dtype is dtype
