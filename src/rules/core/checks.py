@@ -17,7 +17,9 @@ same for every rule, so they are made once, in :mod:`rules.core.registry` (DESIG
   element raises ``TypeError``, a wrong shape ``ValueError``, both naming the function.
 * :func:`named`: an exception raised inside a rule whose message does not name the rule
   (numpy's and scipy's own messages) is raised again as the same type with the rule's name in
-  front, chained to the original (``raise ... from original``).
+  front, chained to the original (``raise ... from original``); :func:`renamed_error` adds the
+  message for a user's tangent type that lacks an operation, and :func:`function_name` is the
+  name every message uses.
 """
 
 from __future__ import annotations
@@ -28,12 +30,15 @@ from typing import Any
 
 import numpy as np
 
-from tangents import Tangent, unthunk
+from rules.core.cotangents import missing_operation
+from tangents import AbstractThunk, AbstractZero, Tangent, unthunk
 from tangents.structural import field_names
 
 __all__ = [
     "ALL_BOOL",
     "check_array_tangent",
+    "check_tangents",
+    "function_name",
     "has_no_tangent_space",
     "match_fields",
     "named",
@@ -43,6 +48,7 @@ __all__ = [
     "plain_parts",
     "plain_tangents",
     "primal_shape",
+    "renamed_error",
 ]
 
 
@@ -213,7 +219,8 @@ def plain_parts(y: tuple[Any, ...], y_bar: Any, n: int) -> bool:
     """
     if (type(y_bar) is not tuple and type(y_bar) is not list) or len(y_bar) != n:
         return False
-    for part, y_i in zip(y_bar, y, strict=True):
+    for i in range(n):
+        part, y_i = y_bar[i], y[i]
         if (
             type(part) is not np.ndarray
             or type(y_i) is not np.ndarray
@@ -238,15 +245,17 @@ def plain_arrays(args: tuple[Any, ...]) -> int:
     and :func:`has_no_tangent_space` on each argument: their per-call cost is a large part of a
     4x4 rule's (bench, ``--sizes 4``).
     """
-    all_bool = bool(args)
+    numeric = False
     for a in args:
         if type(a) is not np.ndarray:
             return 0
-        dtype = a.dtype
-        if dtype.hasobject:
+        kind = a.dtype.kind
+        if kind == "b":
+            continue
+        if kind == "O" or (kind == "V" and a.dtype.hasobject):  # only these can hold objects
             return 0
-        all_bool = all_bool and dtype.kind == "b"
-    return ALL_BOOL if all_bool else 1
+        numeric = True
+    return ALL_BOOL if args and not numeric else 1
 
 
 def plain_tangents(tangents: tuple[Any, ...], args: tuple[Any, ...]) -> bool:
@@ -267,3 +276,60 @@ def plain_tangents(tangents: tuple[Any, ...], args: tuple[Any, ...]) -> bool:
         if t.dtype is not dtype and t.dtype.hasobject:
             return False
     return True
+
+
+def function_name(f: Any) -> str:
+    """The name of ``f`` for messages: ``np.sum``, ``np.linalg.solve``, ``scipy.linalg.expm``.
+
+    The module path drops its private parts (``scipy.linalg._matfuncs`` is ``scipy.linalg``,
+    ``_operator`` is ``operator``) and ``numpy`` reads ``np``; builtins and ``__main__`` give the
+    bare name, callables without a name their type's name.
+    """
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None)
+    if not isinstance(name, str):
+        return type(f).__name__
+    module = getattr(f, "__module__", None)
+    if not isinstance(module, str) or module == "builtins" or module.startswith("__"):
+        return name
+    first, *rest = module.split(".")
+    first = "np" if first == "numpy" else first.lstrip("_")
+    return ".".join([first, *(part for part in rest if not part.startswith("_")), name])
+
+
+def renamed_error(error: Exception, f: Any, stage: str) -> Exception | None:
+    """The error to raise instead of ``error``, met in ``f``'s rule at ``stage``; ``None``: as is.
+
+    A user's tangent type lacking a protocol operation gets a ``TypeError`` naming the rule and
+    the operation; any other error whose message does not name ``f`` is renamed
+    (:func:`named`).
+    """
+    name = function_name(f)
+    if isinstance(error, AttributeError):
+        part = {"": "rule", " pullback": "pullback", " pushforward": "frule"}[stage]
+        missing = missing_operation(error, f"{name}'s {part}")
+        if missing is not None:
+            return missing
+    return named(error, name, stage)
+
+
+def check_tangents(f: Any, tangents: tuple[Any, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An frule's input tangents, checked against its arguments, fields matched.
+
+    The shapes of array arguments' tangents (:func:`check_array_tangent`), the fields of tuple
+    arguments' (:func:`match_fields`), both named ``f``'s pushforward.
+    """
+    checked = list(tangents)
+    for i, (t, a) in enumerate(zip(tangents[1:], args, strict=True)):
+        plain = type(t) is np.ndarray and type(a) is np.ndarray
+        if plain and t.shape == a.shape and not t.dtype.hasobject:
+            continue  # the common case
+        t = unthunk(t) if isinstance(t, AbstractThunk) else t
+        if isinstance(t, AbstractZero):
+            continue
+        what = f"the tangent of argument {i}"
+        shape = primal_shape(a)
+        if shape is not None:
+            check_array_tangent(f"{function_name(f)} pushforward", what, t, shape)
+        elif isinstance(a, tuple) and isinstance(t, Tangent):
+            checked[i + 1] = match_fields(f"{function_name(f)} pushforward", what, t, a)
+    return tuple(checked)

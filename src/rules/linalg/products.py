@@ -239,13 +239,19 @@ def _matmul_rrule_general(A: Any, B: Any, C: Any) -> Any:
     return matmul_pullback
 
 
-@frule.register(np.matmul)
-@frule.register(operator.matmul)
-def matmul_frule(tangents: tuple[Any, Any, Any], A: Any, B: Any) -> tuple[Any, Any]:
-    r"""Forward rule for ``C = A @ B``: :math:`\dot C = \dot A B + A \dot B`."""
+@frule.register_lane(np.matmul)
+@frule.register_lane(operator.matmul)
+def matmul_frule_lane(tangents: Any, A: Any, B: Any) -> tuple[Any, Any] | None:
+    r""":func:`matmul_frule` for two real matrices of one dtype and ndarray tangents, or ``None``.
+
+    The whole 4x4 call (bench case ``matmul.pushforward``): ``_plain_real_matrices`` and the
+    registry's checks of the tangents, inlined, then :math:`\dot A B + A \dot B`.
+    """
+    if type(tangents) is not tuple or len(tangents) != 3:
+        return None
     _, A_dot, B_dot = tangents
     dtype = getattr(A, "dtype", None)
-    if (  # _plain_real_matrices(A, B) and plain tangents, inlined: this is the whole 4x4 call
+    if (
         type(A) is np.ndarray
         and type(B) is np.ndarray
         and type(A_dot) is np.ndarray
@@ -259,9 +265,22 @@ def matmul_frule(tangents: tuple[Any, Any, Any], A: Any, B: Any) -> tuple[Any, A
         and A_dot.shape == A.shape
         and B_dot.shape == B.shape
         and A.shape[1] == B.shape[0]
+        and tangents[0] is not None
     ):
         C = A.dot(B) if A.base is None and B.base is None else A @ B  # _plain_product
-        return C, A_dot.dot(B) + A.dot(B_dot)  # A_dot B + A B_dot
+        C_dot = A_dot.dot(B)
+        C_dot += A.dot(B_dot)  # A_dot B + A B_dot
+        return C, C_dot
+    return None
+
+
+@frule.register(np.matmul)
+@frule.register(operator.matmul)
+def matmul_frule(tangents: tuple[Any, Any, Any], A: Any, B: Any) -> tuple[Any, Any]:
+    r"""Forward rule for ``C = A @ B``: :math:`\dot C = \dot A B + A \dot B`."""
+    result = matmul_frule_lane(tangents, A, B)
+    if result is not None:
+        return result
     if sp.issparse(A) or sp.issparse(B):
         return sparse_matmul_frule(tangents, A, B)
     _, A_dot, B_dot = (unthunk(t) for t in tangents)

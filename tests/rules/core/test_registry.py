@@ -387,3 +387,43 @@ def test_function_names_in_messages():
     assert function_name(np.linalg.solve) == "np.linalg.solve"
     assert function_name(sla.expm) == "scipy.linalg.expm"
     assert function_name(operator.getitem) == "operator.getitem"
+
+
+def test_a_forward_lane_runs_first_and_falls_through_to_the_rule():
+    def triple(x):
+        return 3 * x
+
+    calls = []
+
+    def triple_frule(tangents, x):
+        calls.append("rule")
+        return triple(x), 3 * tangents[1]
+
+    def triple_lane(tangents, x):
+        if type(x) is not np.ndarray or type(tangents[1]) is not np.ndarray:
+            return None
+        calls.append("lane")
+        if x.ndim == 0:
+            raise ValueError("lane refuses scalars")
+        return triple(x), 3 * tangents[1]
+
+    frule.register(triple)(triple_frule)
+    frule.register_lane(triple)(triple_lane)
+    try:
+        x = np.arange(3.0)
+        _y, y_dot = frule((NoTangent(), np.ones(3)), triple, x)
+        assert calls == ["lane"]
+        np.testing.assert_array_equal(y_dot, 3 * np.ones(3))
+        # not recognised by the lane: the registry's checks (None is a zero: no rule call)
+        _, y_dot = frule((NoTangent(), None), triple, x)
+        assert calls == ["lane"]
+        assert y_dot == ZeroTangent()
+        _, y_dot = frule((NoTangent(), 2.0), triple, 1.0)  # then the rule
+        assert calls == ["lane", "rule"]
+        assert y_dot == 6.0
+        with pytest.raises(ValueError, match=r"^.*triple pushforward: lane refuses scalars"):
+            frule((NoTangent(), np.ones(())), triple, np.ones(()))  # named like the rule's errors
+    finally:
+        frule.unregister(triple)
+    assert triple not in frule
+    assert triple not in frule._lanes
