@@ -74,6 +74,7 @@ from rules.linalg._systems import (
     check_scipy_options,
     factor,
     fold_cotangent,
+    lapack_functions,
     linalg_dtypes,
     read_matrix,
 )
@@ -140,6 +141,93 @@ def _one_system_pullback(F: LapackLU, X: np.ndarray, x_bar: np.ndarray, vector: 
         a_bar = b_bar @ adjoint(X)
     np.negative(a_bar, out=a_bar)
     return a_bar, b_bar
+
+
+# --- one plain system: the common call, with none of the general machinery ------------------------
+
+
+_ONE_SYSTEM_DTYPES = frozenset("fdD")
+"""The dtypes (``dtype.char``) of the one-system lane: those LAPACK computes in as they are."""
+
+
+def _one_system(a: Any, b: Any) -> tuple[Any, ...] | None:
+    """``(lu, piv, x, getrs)`` for ``np.linalg.solve(a, b)`` of one matrix, or ``None``.
+
+    The common call: ``a`` one nonempty square ndarray, ``b`` a vector or a matrix of its dtype,
+    float32, float64 or complex128. Then the general rule would cast nothing, broadcast nothing
+    and project nothing; this lane calls LAPACK ``getrf``/``getrs`` as the general rule's
+    one-matrix path does, with the same results bit for bit, for a fraction of its Python (bench
+    case ``solve.pullback`` at n = 4, column ``rrule+pb``). ``None`` for anything else, and for a
+    singular matrix: the general rule then raises ``LinAlgError`` naming the function.
+    """
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 2:
+        return None
+    dtype = a.dtype
+    n = a.shape[0]
+    if (
+        a.shape[1] != n
+        or not 1 <= b.ndim <= 2
+        or b.shape[0] != n
+        or b.size == 0
+        or n == 0
+        or b.dtype != dtype
+        or dtype.char not in _ONE_SYSTEM_DTYPES
+    ):
+        return None
+    getrf, getrs = lapack_functions(("getrf", "getrs"), dtype)
+    lu, piv, info = getrf(a)
+    if info != 0:
+        return None
+    return lu, piv, getrs(lu, piv, b)[0], getrs
+
+
+def _one_system_rrule(one: tuple[Any, ...], a: np.ndarray, b: np.ndarray) -> tuple[Any, Any]:
+    """The reverse rule on :func:`_one_system`'s factors; other cotangents take the general rule."""
+    lu, piv, x, getrs = one
+    dtype, vector = x.dtype, x.ndim == 1
+    xh = x.conj() if dtype.kind == "c" else x
+
+    def solve_pullback(x_bar: Any) -> tuple[Any, Any, Any]:
+        if type(x_bar) is not np.ndarray or x_bar.shape != x.shape or x_bar.dtype.hasobject:
+            return _rrule(_Solve("np.linalg.solve", a, b), a, b)[1](x_bar)
+        b_bar = getrs(lu, piv, cast(x_bar, dtype), trans=2)[0]
+        a_bar = b_bar[:, None] * xh if vector else b_bar @ xh.T
+        np.negative(a_bar, out=a_bar)
+        return NoTangent(), a_bar, b_bar
+
+    return x, solve_pullback
+
+
+@frule.register_lane(np.linalg.solve)
+def solve_frule_lane(tangents: Any, a: Any, b: Any) -> tuple[Any, Any] | None:
+    """:func:`solve_frule` for ndarray tangents of one plain system's dtype, or ``None``.
+
+    The one-system lane (:func:`_one_system`); the registry calls it before its own checks.
+    """
+    if type(tangents) is not tuple or len(tangents) != 3 or tangents[0] is None:
+        return None
+    a_dot, b_dot = tangents[1], tangents[2]
+    if (
+        type(a_dot) is not np.ndarray
+        or type(b_dot) is not np.ndarray
+        or type(a) is not np.ndarray
+        or type(b) is not np.ndarray
+        or a_dot.dtype != a.dtype
+        or b_dot.dtype != b.dtype
+        or a_dot.shape != a.shape
+        or b_dot.shape != b.shape
+    ):
+        return None
+    one = _one_system(a, b)
+    if one is None:
+        return None
+    lu, piv, x, getrs = one
+    if x.ndim == 1:
+        rhs = b_dot - a_dot @ x
+    else:
+        rhs = a_dot @ x
+        np.subtract(b_dot, rhs, out=rhs)
+    return x, getrs(lu, piv, rhs, overwrite_b=True)[0]
 
 
 # --- the shared rule ---------------------------------------------------------------------------
@@ -275,6 +363,9 @@ def solve_rrule(a: Any, b: Any, /) -> tuple[np.ndarray, Any]:
     :math:`\bar b = A^{-H}\bar x`, :math:`\bar a = -\bar b x^H`, with the forward's LU (see
     the module docstring).
     """
+    one = _one_system(a, b)
+    if one is not None:
+        return _one_system_rrule(one, a, b)
     if is_traced(a) or is_traced(b):  # a nested differentiation
         return traced_systems.solve_rrule(np.linalg.solve, a, b)
     return _rrule(_Solve("np.linalg.solve", a, b), a, b)
@@ -283,6 +374,9 @@ def solve_rrule(a: Any, b: Any, /) -> tuple[np.ndarray, Any]:
 @frule.register(np.linalg.solve)
 def solve_frule(tangents: tuple[Any, Any, Any], a: Any, b: Any, /) -> tuple[np.ndarray, Any]:
     r"""Forward rule for ``np.linalg.solve``: :math:`\dot x = A^{-1}(\dot b - \dot A x)`."""
+    result = solve_frule_lane(tangents, a, b)
+    if result is not None:
+        return result
     return _frule(_Solve("np.linalg.solve", a, b), tangents)
 
 
