@@ -13,7 +13,9 @@ One compiled call loops over the stack. The square sizes 2, 3 and 4 get their ow
 constant loop bounds, which LLVM unrolls (see ``kernels._jit.jit_inline``). Against numpy's
 stacked ``matmul`` they win for matrices up to ``kernels.crossovers.MATMUL_STACK_MAX_N`` on a
 side and lose beyond (bench case ``matmul.pullback``, ``10000x4``): the rule calls them for such
-stacks and numpy's ``matmul`` otherwise, and for a single product.
+stacks and numpy's ``matmul`` otherwise, and for a single product. ``matmul_batched`` is the
+forward product of such stacks, and ``matmul_with_pushforward_batched`` the product with its
+tangent in one pass.
 """
 
 import numpy as np
@@ -52,6 +54,67 @@ def _pushforward_loop_inplace(A, B, A_dot, B_dot, C_dot, m, k, n):
                 for p in range(k):
                     s += A_dot[t, i, p] * B[t, p, j] + A[t, i, p] * B_dot[t, p, j]
                 C_dot[t, i, j] = s
+
+
+@jit_inline
+def _product_loop_inplace(A, B, C, C_dot, A_dot, B_dot, tangents, m, k, n):
+    """Write ``C[t] = A[t] B[t]`` and, with ``tangents``, ``C_dot[t] = A_dot[t] B[t] + A[t] B_dot[t]``.
+
+    The products sum over ``p`` in order, as numpy's own small-matrix matmul loop does.
+    """
+    zero = C.dtype.type(0)
+    for t in range(A.shape[0]):
+        for i in range(m):
+            for j in range(n):
+                s = zero
+                for p in range(k):
+                    s += A[t, i, p] * B[t, p, j]
+                C[t, i, j] = s
+        if tangents:
+            for i in range(m):
+                for j in range(n):
+                    s = zero
+                    for p in range(k):
+                        s += A_dot[t, i, p] * B[t, p, j] + A[t, i, p] * B_dot[t, p, j]
+                    C_dot[t, i, j] = s
+
+
+@jit_inline
+def _products_inplace(A, B, C, C_dot, A_dot, B_dot, tangents):
+    """:func:`_product_loop_inplace` with constant bounds for square 2x2 to 4x4 stacks."""
+    m, k = A.shape[1], A.shape[2]
+    n = B.shape[2]
+    if m == k and k == n and n == 4:
+        _product_loop_inplace(A, B, C, C_dot, A_dot, B_dot, tangents, 4, 4, 4)
+    elif m == k and k == n and n == 3:
+        _product_loop_inplace(A, B, C, C_dot, A_dot, B_dot, tangents, 3, 3, 3)
+    elif m == k and k == n and n == 2:
+        _product_loop_inplace(A, B, C, C_dot, A_dot, B_dot, tangents, 2, 2, 2)
+    else:
+        _product_loop_inplace(A, B, C, C_dot, A_dot, B_dot, tangents, m, k, n)
+
+
+@jit
+def matmul_batched(A, B):
+    """Return ``C = A B`` for stacks A (b,m,k), B (b,k,n): the forward product of the rules."""
+    C = np.empty((A.shape[0], A.shape[1], B.shape[2]), dtype=A.dtype)
+    _products_inplace(A, B, C, C, A, B, False)
+    return C
+
+
+@jit
+def matmul_with_pushforward_batched(A, B, A_dot, B_dot):
+    """Return ``(C, C_dot) = (A B, A_dot B + A B_dot)`` for stacks A (b,m,k), B (b,k,n).
+
+    One pass over the operands instead of a product and then :func:`matmul_pushforward_batched`;
+    both outputs are views of one allocation (``kernels._alloc``).
+    """
+    shape = (A.shape[0], A.shape[1], B.shape[2])
+    size = shape[0] * shape[1] * shape[2]
+    buf = np.empty(2 * size, dtype=A.dtype)
+    C, C_dot = buf[:size].reshape(shape), buf[size:].reshape(shape)
+    _products_inplace(A, B, C, C_dot, A_dot, B_dot, True)
+    return C, C_dot
 
 
 @jit

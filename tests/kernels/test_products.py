@@ -2,7 +2,12 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from kernels.products import matmul_pullback_batched, matmul_pushforward_batched
+from kernels.products import (
+    matmul_batched,
+    matmul_pullback_batched,
+    matmul_pushforward_batched,
+    matmul_with_pushforward_batched,
+)
 
 # (m, k, n): the specialised square sizes 2, 3, 4, and the loop for any size
 SHAPES = [(2, 2, 2), (3, 3, 3), (4, 4, 4), (2, 5, 3), (1, 1, 6)]
@@ -93,3 +98,34 @@ def test_empty_inner_dimension_gives_zeros(rand, dtype):
     assert A_bar.shape == (2, 3, 0)
     assert B_bar.shape == (2, 0, 4)
     np.testing.assert_array_equal(matmul_pushforward_batched(A, B, A, B), np.zeros((2, 3, 4)))
+
+
+@pytest.mark.parametrize(("m", "k", "n"), [*SHAPES, (3, 0, 2)])
+def test_forward_products_match_numpy(rand, dtype, tol, m, k, n):
+    A, B, A_dot, B_dot = rand(3, m, k), rand(3, k, n), rand(3, m, k), rand(3, k, n)
+    copies = [x.copy() for x in (A, B, A_dot, B_dot)]
+    C = matmul_batched(A, B)
+    C2, C_dot = matmul_with_pushforward_batched(A, B, A_dot, B_dot)
+    for got in (C, C2, C_dot):
+        assert got.dtype == dtype
+        assert got.shape == (3, m, n)
+        assert got.flags.c_contiguous
+    A64, B64, Ad64, Bd64 = (x.astype(complex) for x in (A, B, A_dot, B_dot))
+    assert_allclose(C, A64 @ B64, **tol)
+    np.testing.assert_array_equal(C2, C)  # one product, one summation order
+    assert_allclose(C_dot, Ad64 @ B64 + A64 @ Bd64, **tol)
+    np.testing.assert_array_equal(C_dot, matmul_pushforward_batched(A, B, A_dot, B_dot))
+    for x, x0 in zip((A, B, A_dot, B_dot), copies, strict=True):
+        np.testing.assert_array_equal(x, x0)
+    C2[...] = 7.0  # the two outputs share one allocation but not one element
+    assert_allclose(C_dot, Ad64 @ B64 + A64 @ Bd64, **tol)
+
+
+def test_forward_products_nan_in_gives_nan_out(rand):
+    A, B = rand(2, 4, 4), rand(2, 4, 4)
+    A[1, 2, 0] = np.nan
+    C = matmul_batched(A, B)
+    assert np.isnan(C[1, 2]).all()
+    assert np.isfinite(C[0]).all()
+    _, C_dot = matmul_with_pushforward_batched(A, B, B, B)
+    assert np.isnan(C_dot[1, 2]).all()

@@ -60,6 +60,34 @@ def test_kernel_path_agrees_with_the_generic_path(randn, dtype):
     np.testing.assert_allclose(C_dot, A @ B + A @ B, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("sides", [(4, 4, 4), (2, 3, 1), (5, 5, 5)])
+def test_small_stacks_take_the_compiled_product(randn, dtype, monkeypatch, sides):
+    m, k, n = sides
+    A, B = randn(dtype, 7, m, k), randn(dtype, 7, k, n)
+    A_dot, B_dot = randn(dtype, 7, m, k), randn(dtype, 7, k, n)
+    calls = []
+    for name in ("matmul_batched", "matmul_with_pushforward_batched"):
+        original = getattr(products.kproducts, name)
+        monkeypatch.setattr(
+            products.kproducts, name, lambda *a, f=original, name=name: calls.append(name) or f(*a)
+        )
+    C, _ = rrule(np.matmul, A, B)
+    C_f, C_dot = frule((NoTangent(), A_dot, B_dot), np.matmul, A, B)
+    small = max(sides) <= products.crossovers.MATMUL_STACK_MAX_N
+    assert calls == (["matmul_batched", "matmul_with_pushforward_batched"] if small else [])
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    for got, want in [(C, A @ B), (C_f, A @ B), (C_dot, A_dot @ B + A @ B_dot)]:
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    check_rrule(np.matmul, A, B)
+    check_frule(np.matmul, A, B)
+    # not C-contiguous, or tangents of another layout: numpy's product, the same numbers
+    _, C_dot_f = frule((NoTangent(), np.asfortranarray(A_dot), B_dot), np.matmul, A, B)
+    np.testing.assert_allclose(C_dot_f, C_dot, rtol=tol, atol=tol)
+    C_t, _ = rrule(np.matmul, A.transpose(0, 2, 1).copy().transpose(0, 2, 1), B)
+    np.testing.assert_allclose(C_t, C, rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("operands", ["owned", "transposed", "A and its transpose"])
 @pytest.mark.parametrize("real", [np.float64, np.float32])
 def test_plain_real_matrices_agree_with_the_general_path(randn, real, operands):
