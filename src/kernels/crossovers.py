@@ -102,5 +102,5 @@ MATMUL_STACK_MAX_N = 4
 # expm.pullback / expm.pushforward (and the rrule's forward): the lane-block kernels of
 # kernels.expm (forward and Frechet derivative) up to here, for one matrix and for stacks; the
 # rule's numpy product chain (BLAS, numpy's stacked matmul) above.
-EXPM_SINGLE_MAX_N = 8
-EXPM_STACK_MAX_N = 8
+EXPM_SINGLE_MAX_N = 10
+EXPM_STACK_MAX_N = 12
