@@ -128,20 +128,28 @@ def _anticommutator_inplace(a, b, c, d, nb, out):
 
 
 @jit
-def _norms_inplace(a, t0, nb, norms, k):
-    """``norms[t0 + l, k] <- ||a_l||_1`` (largest absolute column sum), NaN for a NaN column."""
+def _norms_inplace(a, t0, nb, work, norms, k):
+    """``norms[t0 + l, k] <- ||a_l||_1`` (largest absolute column sum), NaN for a NaN column.
+
+    Column sums lane by lane (``work`` (2, lanes) holds them and the running maxima), so the
+    loops vectorise across matrices as the products do.
+    """
     n = a.shape[0]
+    c, best = work[0], work[1]
     for l in range(nb):
-        best = 0.0
-        for j in range(n):
-            c = 0.0
-            for i in range(n):
-                c += abs(a[i, j, l])
-            if np.isnan(c) or np.isnan(best):
-                best = np.nan
-            elif c > best:
-                best = c
-        norms[t0 + l, k] = best
+        best[l] = 0.0
+    for j in range(n):
+        for l in range(nb):
+            c[l] = 0.0
+        for i in range(n):
+            for l in range(nb):
+                c[l] += abs(a[i, j, l])
+        for l in range(nb):
+            v = c[l]
+            if v > best[l] or np.isnan(v):  # a NaN maximum stays NaN (v > NaN is False)
+                best[l] = v
+    for l in range(nb):
+        norms[t0 + l, k] = best[l]
 
 
 @jit
@@ -198,7 +206,7 @@ def _block_smax(s, t0, nb):
 
 
 @jit
-def _degree(P, norms, b, nl):
+def _degree(P, norms, b, nl, work):
     """Return ``(m, eta5)``: the stack's degree and, for ``m = 13``, each matrix's ``eta_5``.
 
     Computes ``A^6`` into ``P[:, 3]`` (and its norm) when the degree is above 5.
@@ -219,7 +227,7 @@ def _degree(P, norms, b, nl):
         t0 = blk * nl
         nb = min(nl, b - t0)
         _mul_nn_inplace(P[blk, 2], P[blk, 1], nb, P[blk, 3])
-        _norms_inplace(P[blk, 3], t0, nb, norms, 3)
+        _norms_inplace(P[blk, 3], t0, nb, work, norms, 3)
     for t in range(b):
         n1, n2, n4, n6 = norms[t, 0], norms[t, 1], norms[t, 2], norms[t, 3]
         d8 = _nan_min(n4**0.25, (n2 * n6) ** 0.125)
@@ -315,6 +323,7 @@ def expm_forward_batched(A):
     nblk = (b + nl - 1) // nl
     P = np.empty((nblk, 4, n, n, nl), dtype=A.dtype)
     norms = np.empty((b, 4))
+    work = np.empty((2, nl))
     for blk in range(nblk):  # A, A^2, A^4 and their norms
         t0 = blk * nl
         nb = min(nl, b - t0)
@@ -323,8 +332,8 @@ def expm_forward_batched(A):
         _mul_nn_inplace(Pb[0], Pb[0], nb, Pb[1])
         _mul_nn_inplace(Pb[1], Pb[1], nb, Pb[2])
         for k in range(3):
-            _norms_inplace(Pb[k], t0, nb, norms, k)
-    m, eta5 = _degree(P, norms, b, nl)
+            _norms_inplace(Pb[k], t0, nb, work, norms, k)
+    m, eta5 = _degree(P, norms, b, nl, work)
     s = np.zeros(b, dtype=np.int64)
     if m == 13:
         for t in range(b):
