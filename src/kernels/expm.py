@@ -206,11 +206,30 @@ def _block_smax(s, t0, nb):
 
 
 @jit
-def _degree(P, norms, b, nl, work):
+def _powers_inplace(m, t0, nb, A, P):
+    """``P <- A, A^2, A^4`` and, for ``m >= 7``, ``A^6``: one lane block of the stack ``A``."""
+    _load_inplace(A, t0, nb, P[0])
+    _mul_nn_inplace(P[0], P[0], nb, P[1])
+    _mul_nn_inplace(P[1], P[1], nb, P[2])
+    if m >= 7:
+        _mul_nn_inplace(P[2], P[1], nb, P[3])
+
+
+@jit
+def _degree(A, nl, scratch, work):
     """Return ``(m, eta5)``: the stack's degree and, for ``m = 13``, each matrix's ``eta_5``.
 
-    Computes ``A^6`` into ``P[:, 3]`` (and its norm) when the degree is above 5.
+    From the 1-norms of ``A, A^2, A^4, A^6``, computed here in ``scratch`` and not kept: the
+    forward pass computes the powers again once it knows ``m`` and ``s``, so that all it keeps
+    is one allocation (``expm_forward_batched``).
     """
+    b = A.shape[0]
+    norms = np.empty((b, 4))
+    for t0 in range(0, b, nl):
+        nb = min(nl, b - t0)
+        _powers_inplace(7, t0, nb, A, scratch)
+        for k in range(4):
+            _norms_inplace(scratch[k], t0, nb, work, norms, k)
     eta5 = np.zeros(b)
     m = 3
     for t in range(b):
@@ -223,11 +242,6 @@ def _degree(P, norms, b, nl, work):
                 break
     if m <= 5:
         return m, eta5
-    for blk in range(P.shape[0]):
-        t0 = blk * nl
-        nb = min(nl, b - t0)
-        _mul_nn_inplace(P[blk, 2], P[blk, 1], nb, P[blk, 3])
-        _norms_inplace(P[blk, 3], t0, nb, work, norms, 3)
     for t in range(b):
         n1, n2, n4, n6 = norms[t, 0], norms[t, 1], norms[t, 2], norms[t, 3]
         d8 = _nan_min(n4**0.25, (n2 * n6) ** 0.125)
@@ -321,19 +335,8 @@ def expm_forward_batched(A):
     b, n = A.shape[0], A.shape[1]
     nl = _lanes(b, n * n)
     nblk = (b + nl - 1) // nl
-    P = np.empty((nblk, 4, n, n, nl), dtype=A.dtype)
-    norms = np.empty((b, 4))
-    work = np.empty((2, nl))
-    for blk in range(nblk):  # A, A^2, A^4 and their norms
-        t0 = blk * nl
-        nb = min(nl, b - t0)
-        Pb = P[blk]
-        _load_inplace(A, t0, nb, Pb[0])
-        _mul_nn_inplace(Pb[0], Pb[0], nb, Pb[1])
-        _mul_nn_inplace(Pb[1], Pb[1], nb, Pb[2])
-        for k in range(3):
-            _norms_inplace(Pb[k], t0, nb, work, norms, k)
-    m, eta5 = _degree(P, norms, b, nl, work)
+    scratch = np.empty((4, n, n, nl), dtype=A.dtype)
+    m, eta5 = _degree(A, nl, scratch, np.empty((2, nl)))
     s = np.zeros(b, dtype=np.int64)
     if m == 13:
         for t in range(b):
@@ -343,16 +346,23 @@ def expm_forward_batched(A):
     smax = 0
     for t in range(b):
         smax = max(smax, s[t])
-    F = np.empty((nblk, _slots(m), n, n, nl), dtype=A.dtype)
-    S = np.empty((nblk, smax + 1, n, n, nl), dtype=A.dtype)
+    # P, F and S in one allocation: as separate arrays, glibc gave the memory of a 10000x4 stack
+    # back to the OS on free and page-faulted it in again on every call (kernels._alloc), which
+    # took two thirds of the forward pass
+    block = n * n * nl
+    sizes = (nblk * 4 * block, nblk * _slots(m) * block, nblk * (smax + 1) * block)
+    buf = np.empty(sizes[0] + sizes[1] + sizes[2], dtype=A.dtype)
+    P = buf[: sizes[0]].reshape((nblk, 4, n, n, nl))
+    F = buf[sizes[0] : sizes[0] + sizes[1]].reshape((nblk, _slots(m), n, n, nl))
+    S = buf[sizes[0] + sizes[1] :].reshape((nblk, smax + 1, n, n, nl))
     X = np.empty_like(A)
-    scratch = np.empty((3, n, n, nl), dtype=A.dtype)
     piv = np.empty((n, nl), dtype=np.int32)
     sign = np.empty(nl, dtype=np.int64)
     bs = _coefficients(m)
     for blk in range(nblk):
         t0 = blk * nl
         nb = min(nl, b - t0)
+        _powers_inplace(m, t0, nb, A, P[blk])
         last = _pade_inplace(m, bs, s, t0, nb, P[blk], F[blk], S[blk], scratch, piv, sign)
         _store_inplace(S[blk, last], t0, nb, X)
     return X, m, s, P, F, S
