@@ -121,13 +121,6 @@ def _mul_add_inplace(a, b, nb, out):
 
 
 @jit
-def _anticommutator_inplace(a, b, c, d, nb, out):
-    """``out <- a @ b + c @ d`` lane by lane."""
-    _mul_nn_inplace(a, b, nb, out)
-    _mul_add_inplace(c, d, nb, out)
-
-
-@jit
 def _norms_inplace(a, t0, nb, work, norms, k):
     """``norms[t0 + l, k] <- ||a_l||_1`` (largest absolute column sum), NaN for a NaN column.
 
@@ -169,24 +162,24 @@ def _nan_min(a, b):
 
 
 @jit
-def _inverse_inplace(M, nb, piv, sign, out):
-    """``out <- M^-1`` lane by lane (``kernels.inverse``'s steps), overwriting ``M`` with its LU.
-
-    A lane with an exactly zero pivot gets all NaN (the rule's numpy path: LAPACK calls it
-    singular).
-    """
-    n = M.shape[0]
-    _lu_partial_inplace(nb, M, piv, sign)
-    for i in range(n):
-        for j in range(n):
+def _identity_inplace(nb, out):
+    """``out <- I`` on the first ``nb`` lanes."""
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
             for l in range(nb):
                 out[i, j, l] = 1 if i == j else 0
-    _swap_rows_inplace(piv, nb, False, out)  # P^T I
-    _lower_unit_solve_inplace(M, nb, out)
-    _upper_solve_inplace(M, nb, out)
+
+
+@jit
+def _nan_where_singular_inplace(lu, nb, out):
+    """``out <- NaN`` on the lanes whose LU ``lu`` has an exactly zero pivot.
+
+    The rule's numpy path returns an all-NaN inverse where LAPACK calls the matrix singular.
+    """
+    n = lu.shape[0]
     for l in range(nb):
         for k in range(n):
-            if M[k, k, l] == 0:
+            if lu[k, k, l] == 0:
                 for i in range(n):
                     for j in range(n):
                         out[i, j, l] = np.nan
@@ -227,7 +220,10 @@ def _degree(A, nl, scratch, work):
     norms = np.empty((b, 4))
     for t0 in range(0, b, nl):
         nb = min(nl, b - t0)
-        _powers_inplace(7, t0, nb, A, scratch)
+        _load_inplace(A, t0, nb, scratch[0])
+        _mul_nn_inplace(scratch[0], scratch[0], nb, scratch[1])
+        _mul_nn_inplace(scratch[1], scratch[1], nb, scratch[2])
+        _mul_nn_inplace(scratch[2], scratch[1], nb, scratch[3])
         for k in range(4):
             _norms_inplace(scratch[k], t0, nb, work, norms, k)
     eta5 = np.zeros(b)
@@ -255,19 +251,18 @@ def _degree(A, nl, scratch, work):
 
 
 @jit
-def _pade_inplace(m, bs, s, t0, nb, P, F, S, scratch, piv, sign):
-    """One lane block: scale by ``2^-s``, form ``W, V, U``, ``Q``, ``R_0`` and the squares.
+def _pade_inplace(m, bs, s, t0, nb, P, F, scratch):
+    """One lane block: scale by ``2^-s``; ``W`` into ``F``, ``V - U`` and ``V + U`` into ``scratch``.
 
-    ``P, F, S`` are the block's parts (module doc); lanes with ``s <= k`` keep their matrix in
-    squaring step ``k``, so ``S[k]`` holds ``R_min(k, s)`` and the last slot the result.
+    ``P, F`` are the block's parts (module doc), ``P`` holding the unscaled powers on entry;
+    ``scratch[2] <- V - U`` and ``scratch[0] <- V + U``.
     """
     n = P.shape[1]
     V, U, T = scratch[0], scratch[1], scratch[2]
     iw = _slots(m) - 2  # F[iw] = W, F[iw + 1] = Q
     if m == 9:
         _mul_nn_inplace(P[2], P[2], nb, F[0])  # A^8 (m = 9 has s = 0: no scaling)
-    smax = _block_smax(s, t0, nb)
-    if smax > 0:  # A, A^2, A^4, A^6 times scale^1, ^2, ^4, ^6, scale = 2^-s
+    if _block_smax(s, t0, nb) > 0:  # A, A^2, A^4, A^6 times scale^1, ^2, ^4, ^6, scale = 2^-s
         for l in range(nb):
             scale = 2.0 ** (-s[t0 + l])
             for k in range(4):
@@ -311,10 +306,18 @@ def _pade_inplace(m, bs, s, t0, nb, P, F, S, scratch, piv, sign):
             for l in range(nb):
                 T[i, j, l] = V[i, j, l] - U[i, j, l]
                 V[i, j, l] += U[i, j, l]
-    Q = F[iw + 1]
-    _inverse_inplace(T, nb, piv, sign, Q)
-    _mul_nn_inplace(Q, V, nb, S[0])  # R_0 = Q (V + U)
-    for k in range(smax):  # R_{k+1} = R_k^2 where s > k
+
+
+@jit
+def _squares_inplace(s, t0, nb, S):
+    """Return the block's largest ``s``; ``S[k + 1] <- S[k]^2`` on lanes where ``s > k``.
+
+    Lanes with ``s <= k`` keep their matrix in step ``k``, so ``S[k]`` holds ``R_min(k, s)``
+    and ``S[smax]`` the result.
+    """
+    n = S.shape[1]
+    smax = _block_smax(s, t0, nb)
+    for k in range(smax):
         _mul_nn_inplace(S[k], S[k], nb, S[k + 1])
         for l in range(nb):
             if s[t0 + l] <= k:
@@ -362,9 +365,21 @@ def expm_forward_batched(A):
     for blk in range(nblk):
         t0 = blk * nl
         nb = min(nl, b - t0)
-        _powers_inplace(m, t0, nb, A, P[blk])
-        last = _pade_inplace(m, bs, s, t0, nb, P[blk], F[blk], S[blk], scratch, piv, sign)
-        _store_inplace(S[blk, last], t0, nb, X)
+        Pb, Fb, Sb = P[blk], F[blk], S[blk]
+        _powers_inplace(m, t0, nb, A, Pb)
+        _pade_inplace(m, bs, s, t0, nb, Pb, Fb, scratch)
+        # Q = (V - U)^-1 (kernels.inverse's steps; helpers called from here, not from a helper:
+        # each level of calls compiles its callees' code again), R_0 = Q (V + U), the squares
+        T, Q = scratch[2], Fb[_slots(m) - 1]
+        _lu_partial_inplace(nb, T, piv, sign)
+        _identity_inplace(nb, Q)
+        _swap_rows_inplace(piv, nb, False, Q)  # P^T I
+        _lower_unit_solve_inplace(T, nb, Q)
+        _upper_solve_inplace(T, nb, Q)
+        _nan_where_singular_inplace(T, nb, Q)
+        _mul_nn_inplace(Q, scratch[0], nb, Sb[0])
+        last = _squares_inplace(s, t0, nb, Sb)
+        _store_inplace(Sb[last], t0, nb, X)
     return X, m, s, P, F, S
 
 
@@ -378,13 +393,17 @@ def _frechet_inplace(m, bs, s, t0, nb, P, F, S, E, M, L):
     A, A2, A4, A6 = P[0], P[1], P[2], P[3]
     M2, M4, M6, Lw, Lv, Lu, T = M[0], M[1], M[2], M[3], M[4], M[5], M[6]
     iw = _slots(m) - 2
-    _anticommutator_inplace(A, E, E, A, nb, M2)  # M_k = L_{x^k}(A, E)
+    _mul_nn_inplace(A, E, nb, M2)  # M_k = L_{x^k}(A, E)
+    _mul_add_inplace(E, A, nb, M2)
     if m >= 5:
-        _anticommutator_inplace(A2, M2, M2, A2, nb, M4)
+        _mul_nn_inplace(A2, M2, nb, M4)
+        _mul_add_inplace(M2, A2, nb, M4)
     if m >= 7:
-        _anticommutator_inplace(A4, M2, M4, A2, nb, M6)
+        _mul_nn_inplace(A4, M2, nb, M6)
+        _mul_add_inplace(M4, A2, nb, M6)
     if m == 9:
-        _anticommutator_inplace(A4, M4, M4, A4, nb, T)  # M_8
+        _mul_nn_inplace(A4, M4, nb, T)  # M_8
+        _mul_add_inplace(M4, A4, nb, T)
     for i in range(n):
         for j in range(n):
             for l in range(nb):
@@ -414,7 +433,8 @@ def _frechet_inplace(m, bs, s, t0, nb, P, F, S, E, M, L):
         _mul_add_inplace(M6, F[0], nb, Lw)
         _mul_add_inplace(A6, T, nb, Lv)  # L of V = A6 Z1 + Z2
         _mul_add_inplace(M6, F[1], nb, Lv)
-    _anticommutator_inplace(A, Lw, E, F[iw], nb, Lu)  # L of U = A W
+    _mul_nn_inplace(A, Lw, nb, Lu)  # L of U = A W
+    _mul_add_inplace(E, F[iw], nb, Lu)
     # R = Q (V + U) with Q = (V - U)^-1:  L_R = Q (L_U + L_V + (L_U - L_V) R)
     for i in range(n):
         for j in range(n):
@@ -424,7 +444,8 @@ def _frechet_inplace(m, bs, s, t0, nb, P, F, S, E, M, L):
     _mul_add_inplace(Lw, S[0], nb, T)
     _mul_nn_inplace(F[iw + 1], T, nb, L)
     for k in range(_block_smax(s, t0, nb)):  # L of R^2 where s > k
-        _anticommutator_inplace(S[k], L, L, S[k], nb, T)
+        _mul_nn_inplace(S[k], L, nb, T)
+        _mul_add_inplace(L, S[k], nb, T)
         for i in range(n):
             for j in range(n):
                 for l in range(nb):
