@@ -1,7 +1,9 @@
 r"""Cases for ``rules/linalg/expm.py``: ``X = scipy.linalg.expm(A)``.
 
-The rule has no Numba kernel yet (its docstring says why and what it costs): these rows time
-its Pade product chain. The reference is the Frechet derivative ``L(A, E)`` of the exponential::
+The rule runs the Pade product chain and its Frechet derivative as Numba kernels
+(``kernels.expm``) for small matrices and stacks of them (``EXPM_*_MAX_N`` in
+``kernels.crossovers``), with numpy's products above. The reference is the Frechet derivative
+``L(A, E)`` of the exponential::
 
     pushforward  X = expm(A),  X_dot = L(A, A_dot)
     pullback     A_bar = L(A^T, X_bar)

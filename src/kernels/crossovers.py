@@ -98,3 +98,10 @@ SVD_LOOPS_MAX_N = 6
 # matmul.pullback / matmul.pushforward: stacks of matrices up to this on a side go through
 # kernels.products in one compiled call; numpy's stacked matmul above.
 MATMUL_STACK_MAX_N = 4
+
+# expm.pullback / expm.pushforward (and the rrule's forward): the lane-block kernels of
+# kernels.expm (forward and Frechet derivative) up to here; the rule's numpy product chain (BLAS,
+# numpy's stacked matmul) above. One matrix runs on one lane, whose loops do not vectorise:
+# the kernel falls behind BLAS sooner than on stacks.
+EXPM_SINGLE_MAX_N = 8
+EXPM_STACK_MAX_N = 12

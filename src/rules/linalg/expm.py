@@ -34,9 +34,14 @@ and takes the general path. Otherwise the derivative is the
 product chain above: with a single matrix it is written with the tangent algebra only (``@``,
 ``+``, scalar ``*``, ``.mT``/``.conj()``), so a user's cotangent type flows through the
 pullback unconverted; stacks need ndarray cotangents (per-matrix scaling). The product chain runs on
-BLAS for large matrices and on numpy's stacked matmul for stacks of small ones. There is no Numba
-kernel yet; a single small matrix pays numpy's per-call overhead in the rrule's forward, where
-scipy's ``expm`` is compiled code (bench case ``expm.pullback --sizes 4,10000x4``).
+BLAS for large matrices and on numpy's stacked matmul for stacks of small ones. For plain ndarrays
+of a kernel dtype up to ``EXPM_SINGLE_MAX_N`` (one matrix) and ``EXPM_STACK_MAX_N`` (stacks) of
+:mod:`kernels.crossovers`, the kernel path :mod:`kernels.expm` runs the same forward pass (same
+``m``, ``s``, bounds and product chain) and the same derivative in one compiled call each, where
+numpy's path makes some 25 calls of about a microsecond each on a 4x4 matrix (bench cases
+``expm.pullback`` and ``expm.pushforward --sizes 4,10000x4``). A cotangent that is not a plain
+ndarray after a kernel forward (a user's type, a traced value) takes the paths above, on the
+numpy forward pass rebuilt from the kernel's scaled copy of ``A``.
 
 References
 ----------
@@ -57,7 +62,9 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from kernels.expm import expm_forward_batched, expm_frechet_batched
 from rules.core.cotangents import as_array_cotangent
+from rules.core.dispatch import KERNEL_DTYPES, crossover
 from rules.core.nesting import as_array, call, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg import matfun
@@ -288,6 +295,60 @@ def _pade(A: np.ndarray) -> _Pade:
     return _Pade(np.array(A, dtype=compute))  # a copy: the scaling never touches the caller's A
 
 
+class _Kernel:
+    """The kernel path (:mod:`kernels.expm`): the compiled forward pass and its kept parts.
+
+    Taken for plain ndarrays of a kernel dtype up to the crossovers ``EXPM_SINGLE_MAX_N`` (one
+    matrix) and ``EXPM_STACK_MAX_N`` (stacks) of :mod:`kernels.crossovers`; computed in
+    float64 or complex128 as the numpy path is, with the same degree, scalings and products.
+    """
+
+    __slots__ = ("F", "P", "S", "X", "m", "s", "shape")
+
+    def __init__(self, stack: np.ndarray, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+        X, self.m, self.s, self.P, self.F, self.S = expm_forward_batched(stack)
+        self.X = X.reshape(shape)
+
+    @classmethod
+    def start(cls, A: Any) -> _Kernel | None:
+        """The forward pass of ``A`` on the kernel path, or ``None`` when ``A`` does not take it."""
+        if type(A) is not np.ndarray or A.dtype not in KERNEL_DTYPES or A.size == 0:
+            return None
+        n = A.shape[-1]
+        if n > crossover("EXPM_SINGLE_MAX_N" if A.ndim == 2 else "EXPM_STACK_MAX_N"):
+            return None
+        return cls(_kernel_stack(A, np.complex128 if A.dtype.kind == "c" else np.float64), A.shape)
+
+    def frechet(self, E: np.ndarray, adjoint: bool) -> np.ndarray:
+        """``L(A, E)``, or ``L(A, E^H)^H`` when ``adjoint``, for an ndarray ``E`` shaped as ``A``."""
+        E = _kernel_stack(E, self.P.dtype)
+        out = expm_frechet_batched(self.m, self.s, self.P, self.F, self.S, E, adjoint)
+        return out.reshape(self.shape)
+
+    def pade(self) -> _Pade:
+        """The numpy path's forward pass at the same ``A`` (for tangents the kernel does not take).
+
+        ``A`` is recovered exactly from the kernel's scaled copy (a scaling by ``2^s``).
+        """
+        n = self.shape[-1]
+        A = np.moveaxis(self.P[:, 0], -1, 1).reshape(-1, n, n)[: self.s.shape[0]]
+        A = A * np.ldexp(1.0, self.s)[:, None, None]
+        return _Pade(A.reshape(self.shape))
+
+
+def _kernel_stack(x: np.ndarray, dtype: Any) -> np.ndarray:
+    """``x`` as a C-contiguous, writable ``(b, n, n)`` stack of ``dtype`` (copied only if not)."""
+    dtype = np.dtype(dtype)
+    if x.dtype != dtype and dtype.kind != "c":
+        x = x.real  # the cotangent of a real primal: its real part
+    x = np.ascontiguousarray(x, dtype=dtype)
+    if not x.flags.writeable:  # Numba compiles a read-only array as another type
+        x = x.copy()
+    n = x.shape[-1]
+    return x.reshape(-1, n, n)
+
+
 def _frechet_traced(A: Any, E: Any) -> Any:
     r"""``L(A, E)`` for traced operands (a nested differentiation), as a block of a traced ``expm``.
 
@@ -331,6 +392,9 @@ def expm_rrule(A: Any) -> tuple[np.ndarray, Any]:
         return _expm_traced_rrule(A)
     dense = as_array(A)
     square_matrices("scipy.linalg.expm", dense)
+    kernel = _Kernel.start(A)
+    if kernel is not None:
+        return _expm_kernel_rrule(A, kernel)
     pade = _pade(dense)
     out_dtype = _output_dtype(dense.dtype)
     X = pade.X.astype(out_dtype, copy=False)
@@ -340,11 +404,31 @@ def expm_rrule(A: Any) -> tuple[np.ndarray, Any]:
     def expm_pullback(X_bar: Any) -> tuple[Any, Any]:
         X_bar = unthunk(X_bar)
         check_shape("scipy.linalg.expm pullback", "the cotangent", X_bar, X.shape)
-        if single and not isinstance(X_bar, np.ndarray):  # algebra path: the tangent algebra only
-            return NoTangent(), project_A(adjoint(pade.frechet(adjoint(project_X(X_bar)))))
-        G = as_array(as_array_cotangent(project_X(X_bar), "scipy.linalg.expm's pullback"))
-        G = G.astype(pade.A.dtype, copy=False)
-        return NoTangent(), project_A(adjoint(pade.frechet(adjoint(G))))
+        return NoTangent(), project_A(_numpy_pullback(pade, single, project_X(X_bar)))
+
+    return X, expm_pullback
+
+
+def _numpy_pullback(pade: _Pade, single: bool, X_bar: Any) -> Any:
+    """``L(A, X_bar^H)^H`` on the numpy path; the algebra path for one matrix's other types."""
+    if single and not isinstance(X_bar, np.ndarray):  # algebra path: the tangent algebra only
+        return adjoint(pade.frechet(adjoint(X_bar)))
+    G = as_array(as_array_cotangent(X_bar, "scipy.linalg.expm's pullback"))
+    return adjoint(pade.frechet(adjoint(G.astype(pade.A.dtype, copy=False))))
+
+
+def _expm_kernel_rrule(A: np.ndarray, kernel: _Kernel) -> tuple[np.ndarray, Any]:
+    """``expm_rrule`` on the kernel path: the compiled forward, and the adjoint in one call."""
+    X = kernel.X.astype(_output_dtype(A.dtype), copy=False)
+    project_A, project_X = ProjectTo(A), ProjectTo(X)
+
+    def expm_pullback(X_bar: Any) -> tuple[Any, Any]:
+        X_bar = unthunk(X_bar)
+        check_shape("scipy.linalg.expm pullback", "the cotangent", X_bar, X.shape)
+        X_bar = project_X(X_bar)
+        if type(X_bar) is np.ndarray:
+            return NoTangent(), project_A(kernel.frechet(X_bar, adjoint=True))
+        return NoTangent(), project_A(_numpy_pullback(kernel.pade(), A.ndim == 2, X_bar))
 
     return X, expm_pullback
 
@@ -363,7 +447,11 @@ def expm_frule(tangents: tuple[Any, Any], A: Any) -> tuple[np.ndarray, Any]:
     dense = as_array(A)
     square_matrices("scipy.linalg.expm", dense)
     check_shape("scipy.linalg.expm pushforward", "the tangent", A_dot, dense.shape)
-    pade = _pade(dense)
+    kernel = _Kernel.start(A)
+    if kernel is not None and type(A_dot) is np.ndarray:
+        X = kernel.X.astype(_output_dtype(dense.dtype), copy=False)
+        return X, ProjectTo(X)(kernel.frechet(A_dot, adjoint=False))
+    pade = _pade(dense) if kernel is None else kernel.pade()
     X = pade.X.astype(_output_dtype(dense.dtype), copy=False)
     project_X = ProjectTo(X)
     if dense.ndim == 2 and not isinstance(A_dot, np.ndarray):
