@@ -64,6 +64,7 @@ import scipy.linalg as sla
 
 from kernels import crossovers
 from kernels import determinant as kdet
+from kernels import determinant_lu as kdet_lu
 from kernels import determinant_value as kdet_value
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import kernel_array, paths
@@ -177,6 +178,54 @@ class _DetKernel:
         return kdet.det_pushforward_batched(self.stack, A_dot)
 
 
+def _pivot_tolerance(dtype: np.dtype[Any]) -> float:
+    """``tau`` of ``kernels.determinant_lu``'s pivot test: ``sqrt(eps)`` of ``dtype``."""
+    return math.sqrt(float(np.finfo(dtype).eps))
+
+
+class _DetStack:
+    """Kernel path for stacks: the forward's partial-pivoting LU, kept (``kernels.determinant_lu``).
+
+    ``det_bar conj(d) A^-H`` and ``d tr(A^-1 A_dot)`` from the kept factors for every matrix
+    whose pivots pass the kernel's test (all nonzero, the smallest at least ``sqrt(eps)`` times
+    the largest, ``d`` a finite normal number); the others (singular, nearly so, badly scaled,
+    NaN) take the complete-pivoting adjugate of :class:`_DetKernel`, exact at rank ``n - 1``.
+    """
+
+    __slots__ = ("d", "lu", "ok", "piv", "stack")
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.stack = _flat(A)
+        if A.shape[-1] == 0 or self.stack.shape[0] == 0:  # nothing to factor
+            self.d, self.lu = as_array(np.linalg.det(self.stack)), None
+        else:
+            self.lu, self.piv, self.d, self.ok = kdet_lu.lu_det_batched(
+                self.stack, _pivot_tolerance(A.dtype)
+            )
+
+    def _others(self) -> np.ndarray | None:
+        """The indices of the matrices that failed the pivot test, or None."""
+        return None if self.ok.all() else np.flatnonzero(~self.ok)
+
+    def pullback(self, bar: np.ndarray) -> np.ndarray:
+        if self.lu is None:
+            return kdet.det_pullback_batched(self.stack, bar)
+        A_bar = kdet_lu.scaled_inverse_adjoint_batched(self.lu, self.piv, bar * self.d.conj())
+        others = self._others()
+        if others is not None:
+            A_bar[others] = kdet.det_pullback_batched(self.stack[others], bar[others])
+        return A_bar
+
+    def pushforward(self, A_dot: np.ndarray) -> np.ndarray:
+        if self.lu is None:
+            return kdet.det_pushforward_batched(self.stack, A_dot)
+        d_dot = self.d * kdet_lu.inverse_trace_batched(self.lu, self.piv, A_dot)
+        others = self._others()
+        if others is not None:
+            d_dot[others] = kdet.det_pushforward_batched(self.stack[others], A_dot[others])
+        return d_dot
+
+
 class _DetLapack:
     """Kernel path above the crossovers: LAPACK ``getrf`` per matrix, the LU kept.
 
@@ -213,7 +262,7 @@ class _DetLapack:
 _DET = paths(
     formula=_DetFormula,
     single=_DetKernel,
-    batched=_DetKernel,
+    batched=_DetStack,
     stacked=_DetFormula,
     large=_DetLapack,
     large_takes_stacks=True,
@@ -378,21 +427,31 @@ def _slogdet_bars(
 
 
 class _SlogdetBatched:
-    """Kernel path for stacks: the batched LU kernel's factors, kept (``kernels.determinant``)."""
+    """Kernel path for stacks: the batched LU's factors and slogdet in one compiled call, kept.
 
-    __slots__ = ("F", "logabsdet", "sign", "stack")
+    ``kernels.determinant_lu``: the pullback is ``c A^-H`` and the pushforward reads
+    ``tr(A^-1 A_dot)`` off ``A^-1``, both from the kept factors.
+    """
+
+    __slots__ = ("logabsdet", "lu", "piv", "sign", "stack")
 
     def __init__(self, A: np.ndarray) -> None:
         self.stack = _flat(A)
-        self.F = BatchedLU(self.stack)
-        self.sign, self.logabsdet = _sign_and_log(self.F)
+        self.lu, self.piv, self.sign, self.logabsdet = kdet_lu.lu_slogdet_batched(self.stack)
 
     def pullback(self, sign_bar: Any, logabsdet_bar: Any, batch: tuple[int, ...]) -> np.ndarray:
         s_bar, l_bar = _slogdet_bars(sign_bar, logabsdet_bar, batch, self.stack)
-        return kdet.slogdet_pullback_batched(self.F.lu, self.F.piv, self.sign, s_bar, l_bar)
+        if self.stack.dtype.kind == "c":  # c = l_bar + i Im(conj(sign) s_bar)
+            c = l_bar + 1j * (self.sign.conj() * s_bar).imag
+        else:
+            c = l_bar
+        return kdet_lu.scaled_inverse_adjoint_batched(self.lu, self.piv, c)
 
     def pushforward(self, A_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return kdet.slogdet_pushforward_batched(self.F.lu, self.F.piv, self.sign, A_dot)
+        tau = kdet_lu.inverse_trace_batched(self.lu, self.piv, A_dot)
+        if self.stack.dtype.kind == "c":
+            return self.sign * (1j * tau.imag), tau.real.copy()
+        return np.zeros_like(self.sign), tau
 
 
 class _SlogdetLapack:
