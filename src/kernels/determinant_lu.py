@@ -13,8 +13,9 @@ pullback and pushforward need no second factorization:
   ``inverse_trace_batched(lu, piv, A_dot) -> tr(A[t]^-1 A_dot[t])``.
 
 ``A^-1 = U^-1 L^-1 P^T`` is formed as LAPACK ``getri`` forms it: ``L^-1`` first (unit lower,
-its zeros skipped), then ``U^-1`` applied to it, then the column swaps, about ``4/3 n^3``
-operations against ``2 n^3`` for solving the identity; the lane is the innermost loop.
+its zeros skipped), then ``U^-1`` applied to it, about ``4/3 n^3`` operations against ``2 n^3``
+for solving the identity; the lane is the innermost loop, and the column permutation ``P^T``
+is applied while the result is read out of the lane block.
 
 The det pullback ``det_bar conj(d) A^-H`` equals ``det_bar adj(A)^H`` where the pivots are
 nonzero. The computed ``d U^-1`` is accurate wherever no pivot is zero: a triangular inverse
