@@ -18,6 +18,9 @@ them up to the ``*_FORWARD_STACK_MAX_N`` entries of :mod:`kernels.crossovers`):
   :func:`kernels.lu.lu_solve_batched` -- ``scipy.linalg.lu_solve`` with them;
 * :func:`kernels.inverse.inv_batched` -- ``(Y, info)``, ``Y = A^-1`` (``np.linalg.inv``);
 * :func:`kernels.determinant_value.det_batched` -- ``np.linalg.det``;
+  :func:`kernels.determinant_lu.lu_det_batched` -- ``(lu, piv, det, ok)``, the factors kept for
+  the det rule's pullback, and :func:`kernels.determinant_lu.lu_slogdet_batched` --
+  ``(lu, piv, sign, logabsdet)`` (``np.linalg.slogdet``);
 * :func:`kernels.triangular.solve_triangular_batched` -- ``scipy.linalg.solve_triangular``.
 
 They never raise for singular or indefinite input: ``info`` (LAPACK's, 1-based, 0 for success)

@@ -39,12 +39,16 @@ that keeps what its own pullback and pushforward need):
   exactly singular matrix (``inv`` and ``solve`` raise) takes the exact LAPACK path instead.
   slogdet has none of its own (every ndarray is cast to a kernel dtype).
 * kernel path: det by ``kernels.determinant`` (complete pivoting, which reveals rank ``n -
-  1``) for one matrix up to ``DET_SINGLE_MAX_N`` and stacks up to ``DET_STACK_MAX_N``; above,
-  the forward pass factors with LAPACK ``getrf`` and the pullback reuses that LU
+  1``) for one matrix up to ``DET_SINGLE_MAX_N``; stacks up to ``DET_STACK_MAX_N`` keep the
+  forward's partial-pivoting LU (``kernels.determinant_lu``, in
+  :mod:`rules.linalg._determinant_stacks`) and form ``det conj(det) A^-H`` from it, sending only the matrices whose pivots fail a test
+  (singular, nearly so, badly scaled, NaN) to the complete-pivoting kernel; above, the forward
+  pass factors with LAPACK ``getrf`` and the pullback reuses that LU
   (``det_pullback_lapack``: ``getri`` if invertible, a rank-one formula at one zero pivot, an
   SVD adjugate below). slogdet computes ``(sign, logabsdet)`` from an LU it keeps, the batched
-  kernel's for stacks up to ``SLOGDET_STACK_MAX_N``, LAPACK ``getrf``'s for one matrix and
-  larger stacks, and its pullback and pushforward solve with it.
+  kernel's for stacks up to ``SLOGDET_STACK_MAX_N`` (factors and slogdet in one call), LAPACK
+  ``getrf``'s for one matrix and larger stacks, and its pullback and pushforward use ``A^-1``
+  from it.
 
 References
 ----------
@@ -71,8 +75,21 @@ from rules.core.nesting import as_array, call, is_traced
 from rules.core.options import refuse as refuse_overwrite
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg import traced_systems
+from rules.linalg._determinant_stacks import (
+    DetStack,
+    SlogdetStack,
+)
+from rules.linalg._determinant_stacks import (
+    flat as _flat,
+)
+from rules.linalg._determinant_stacks import (
+    scalar_cotangent as _scalar_cotangent,
+)
+from rules.linalg._determinant_stacks import (
+    slogdet_bars as _slogdet_bars,
+)
 from rules.linalg._stacks import adjoint, check_shape, plain_real_matrix, square_matrices
-from rules.linalg._systems import BatchedLU, LapackLU, cast, lapack_functions, linalg_dtypes
+from rules.linalg._systems import LapackLU, cast, lapack_functions, linalg_dtypes
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
 
 SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
@@ -85,14 +102,6 @@ def _stack(name: str, a: Any) -> tuple[np.ndarray, np.ndarray, np.dtype[Any]]:
     n = square_matrices(name, A).shape[-1]
     A = kernel_array(cast(A, work))
     return A, A.reshape(math.prod(A.shape[:-2]), n, n), result
-
-
-def _scalar_cotangent(name: str, y_bar: Any, batch: tuple[int, ...], dtype: Any) -> np.ndarray:
-    """The cotangent of a (stack of) scalar output(s) as a ``(s,)`` array of ``dtype``."""
-    y_bar = as_array(as_array_cotangent(y_bar, f"{name}'s pullback"))
-    if y_bar.shape != batch:
-        check_shape(f"{name} pullback", "the cotangent", y_bar, batch)
-    return kernel_array(cast(y_bar, np.dtype(dtype))).reshape(-1)
 
 
 def _tangent_stack(name: str, A_dot: Any, A: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -114,11 +123,6 @@ def _output(values: np.ndarray, batch: tuple[int, ...], dtype: Any) -> Any:
 # Algebra path: none. The cotangent of a scalar output has no matrix algebra to keep generic:
 # numbers and ndarrays, converted with as_array_cotangent. Each path below is a forward pass
 # that keeps what its own pullback and pushforward need; paths() chooses one per call.
-
-
-def _flat(A: np.ndarray) -> np.ndarray:
-    """``(n, n)`` or ``(..., n, n)`` as an ``(s, n, n)`` stack (a view: ``A`` is contiguous)."""
-    return A.reshape(math.prod(A.shape[:-2]), *A.shape[-2:])
 
 
 class _DetFormula:
@@ -213,7 +217,7 @@ class _DetLapack:
 _DET = paths(
     formula=_DetFormula,
     single=_DetKernel,
-    batched=_DetKernel,
+    batched=DetStack,
     stacked=_DetFormula,
     large=_DetLapack,
     large_takes_stacks=True,
@@ -302,20 +306,17 @@ def scipy_det_frule(
 # --- slogdet -----------------------------------------------------------------------------------
 
 
-def _sign_and_log(F: BatchedLU | LapackLU) -> tuple[np.ndarray, np.ndarray]:
+def _sign_and_log(F: LapackLU) -> tuple[np.ndarray, np.ndarray]:
     """``(sign, logabsdet)``, each ``(s,)``, from the LU ``P L U`` of a stack.
 
     ``det = det(P) prod(diag U)``; a zero pivot gives ``sign = 0`` and ``logabsdet = -inf`` as
     in numpy (masked, so no divide-by-zero warning). For real matrices the sign counts negative
     pivots, so NaN gives a sign of +-1, numpy's answer too.
     """
-    if isinstance(F, BatchedLU):
-        d, piv = np.diagonal(F.lu, axis1=1, axis2=2), F.piv
-    elif len(F.factors) == 1 and len(F.factors[0][1]) <= 32:
+    if len(F.factors) == 1 and len(F.factors[0][1]) <= 32:
         return _sign_and_log_small(*F.factors[0])
-    else:
-        d = np.array([np.diagonal(lu) for lu, _ in F.factors])
-        piv = np.array([p for _, p in F.factors])
+    d = np.array([np.diagonal(lu) for lu, _ in F.factors])
+    piv = np.array([p for _, p in F.factors])
     odd = (piv != np.arange(d.shape[-1])).sum(axis=-1)
     zero = (d == 0).any(axis=-1)
     singular = zero.any()
@@ -357,42 +358,6 @@ def _sign_and_log_small(lu: np.ndarray, piv: np.ndarray) -> tuple[np.ndarray, np
 # Algebra path: none (scalar outputs, as for det). Array-formula path: none of its own; every
 # ndarray is cast to a kernel dtype in the forward pass. Kernel path: the LU kept by the
 # forward pass, the pullback and pushforward solve with it.
-
-
-def _slogdet_bars(
-    sign_bar: Any, logabsdet_bar: Any, batch: tuple[int, ...], stack: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(s_bar, l_bar)`` as ``(s,)`` arrays; a zero part (or the sign of a real ``A``) as zeros."""
-    s, dtype, real = len(stack), stack.dtype, stack.real.dtype
-    l_bar = (
-        np.zeros(s, real)
-        if isinstance(logabsdet_bar, AbstractZero)
-        else _scalar_cotangent("np.linalg.slogdet", logabsdet_bar, batch, real)
-    )
-    s_bar = (
-        np.zeros(s, dtype)
-        if isinstance(sign_bar, AbstractZero) or dtype.kind != "c"
-        else _scalar_cotangent("np.linalg.slogdet", sign_bar, batch, dtype)
-    )
-    return s_bar, l_bar
-
-
-class _SlogdetBatched:
-    """Kernel path for stacks: the batched LU kernel's factors, kept (``kernels.determinant``)."""
-
-    __slots__ = ("F", "logabsdet", "sign", "stack")
-
-    def __init__(self, A: np.ndarray) -> None:
-        self.stack = _flat(A)
-        self.F = BatchedLU(self.stack)
-        self.sign, self.logabsdet = _sign_and_log(self.F)
-
-    def pullback(self, sign_bar: Any, logabsdet_bar: Any, batch: tuple[int, ...]) -> np.ndarray:
-        s_bar, l_bar = _slogdet_bars(sign_bar, logabsdet_bar, batch, self.stack)
-        return kdet.slogdet_pullback_batched(self.F.lu, self.F.piv, self.sign, s_bar, l_bar)
-
-    def pushforward(self, A_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return kdet.slogdet_pushforward_batched(self.F.lu, self.F.piv, self.sign, A_dot)
 
 
 class _SlogdetLapack:
@@ -443,7 +408,7 @@ class _SlogdetLapack:
 # stacks LAPACK's (a scipy wrapper's call costs less than a kernel dispatch for one matrix).
 _SLOGDET = paths(
     formula=_SlogdetLapack,
-    batched=_SlogdetBatched,
+    batched=SlogdetStack,
     large=_SlogdetLapack,
     large_takes_stacks=True,
     single_max_n=None,
