@@ -33,6 +33,12 @@ INV_FORWARD_STACK_MAX_N = 16
 # scipy.linalg.lu above (its wrapper costs several times a small factorization).
 LU_FORWARD_SINGLE_MAX_N = {"f": 32, "c": 24}
 
+# lu.whole / lu.pushforward (one real matrix, p_indices and permute_l off for the pullback): the
+# fused kernels of kernels.lu_single (forward with its checks in one call, pullback in another,
+# the frule in one) up to here, the general path above (at most LU_SINGLE_MAX_N, whose kernels
+# give the same bits).
+LU_FAST_SINGLE_MAX_N = 16
+
 # eigh.whole / svd.whole / qr.whole (and eigvalsh, svdvals): the batched Jacobi and Householder
 # forward kernels (kernels.eigh_forward, svd_forward, qr_forward) up to here, by dtype kind
 # ("f" real, "c" complex: complex arithmetic vectorises less well across matrices), numpy's
