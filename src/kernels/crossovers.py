@@ -63,6 +63,11 @@ SVD_VALUES_SINGLE_MAX_N = 32
 LU_SINGLE_MAX_N = 16
 LU_STACK_MAX_N = 32
 
+# qr.whole / qr.pushforward (one square matrix, np.linalg.qr's 'reduced' or 'complete'): the
+# fused kernels of kernels.qr_single up to here, the general path above (at most QR_SINGLE_MAX_N
+# and QR_FORWARD_SINGLE_MAX_N, whose kernels give the same bits).
+QR_FAST_SINGLE_MAX_N = 12
+
 # qr.pullback / qr.pushforward: the loop kernels up to here, kernels.qr.*_blas above.
 QR_SINGLE_MAX_N = 12
 QR_STACK_MAX_N = 16

@@ -512,7 +512,8 @@ _NO_TANGENT = NoTangent()
 def _fast_operand(A: Any) -> np.ndarray | None:
     """``A`` as the fused kernels' operand (C-contiguous, writable), or ``None``: general path.
 
-    One plain real square ndarray of order 2 to ``kernels.crossovers.LU_FAST_SINGLE_MAX_N``;
+    One plain real square ndarray of order 2 to ``kernels.crossovers.LU_FAST_SINGLE_MAX_N``
+    (and within the general path's single-matrix kernel crossovers, so both give the same bits);
     other layouts are copied (the general path copies them too).
     """
     if type(A) is not np.ndarray or A.ndim != 2 or A.dtype not in _FAST_DTYPES:
@@ -520,6 +521,8 @@ def _fast_operand(A: Any) -> np.ndarray | None:
     n = A.shape[0]
     if A.shape[1] != n or not 2 <= n <= crossovers.LU_FAST_SINGLE_MAX_N:
         return None
+    if n > crossovers.LU_FORWARD_SINGLE_MAX_N["f"] or n > crossovers.LU_SINGLE_MAX_N:
+        return None  # the general path's own crossovers (which tests lower) still apply
     return A if A.flags.carray else np.array(A, order="C")
 
 

@@ -1,0 +1,80 @@
+"""``np.linalg.qr`` of one small square matrix, and its derivatives, in one compiled call each.
+
+As :mod:`kernels.lu_single` for LU: at 4x4 the rule's whole call is mostly fixed costs (arrays
+passed to and returned from compiled code, numpy's checks), so each step is one call:
+
+* ``qr_single(A) -> (F, status)``: ``F`` (2, n, n) holds ``Q`` and ``R`` of
+  ``np.linalg.qr(A)`` (one allocation); ``status`` is 0, or ``j + 1`` for the first exact zero
+  ``R[j, j]`` (a rank-deficient ``A``, where the rules raise);
+* ``qr_single_pullback(F, Q_bar, R_bar) -> A_bar``;
+* ``qr_single_jvp(A, A_dot) -> (G, status)``: ``G`` (4, n, n) is ``Q, R, Q_dot, R_dot``.
+
+float32, float64 and complex128, C-contiguous. The factorization is ``kernels.qr_forward``'s,
+the derivatives ``kernels.qr``'s, called on a stack of one: the same bits as those kernels.
+"""
+
+import numpy as np
+
+from kernels._jit import jit
+from kernels.qr import qr_pullback_batched, qr_pushforward_batched
+from kernels.qr_forward import _qr_kernel
+
+
+@jit
+def _factor_into(A, buf):
+    """Write ``Q``, ``R`` of ``A`` (n, n) into ``buf[:2 n^2]``; return the status."""
+    n = A.shape[0]
+    nn = n * n
+    Q = buf[:nn].reshape((1, n, n))
+    R = buf[nn : 2 * nn].reshape((1, n, n))
+    H = np.empty((0, 1, 1), dtype=A.dtype)
+    T = np.empty((0, 1), dtype=A.dtype)
+    _qr_kernel(A.reshape((1, n, n)), n, n, False, Q, R, H, T)
+    for j in range(n):
+        if R[0, j, j] == 0:
+            return j + 1
+    return 0
+
+
+@jit
+def qr_single(A):
+    """Return ``(F, status)`` for one square C-contiguous ``A``; see the module docstring."""
+    n = A.shape[0]
+    if A.shape[1] != n or n == 0:
+        raise ValueError("qr_single: A must be square and not empty")
+    buf = np.empty(2 * n * n, dtype=A.dtype)
+    status = _factor_into(A, buf)
+    return buf.reshape((2, n, n)), status
+
+
+@jit
+def qr_single_pullback(F, Q_bar, R_bar):
+    """Return ``A_bar`` (n, n) for ``F = (Q, R)`` from ``qr_single`` and ndarray cotangents."""
+    n = F.shape[1]
+    if F.shape != (2, n, n) or Q_bar.shape != (n, n) or R_bar.shape != (n, n):
+        raise ValueError("qr_single_pullback: need F (2, n, n), Q_bar and R_bar (n, n)")
+    flat = F.reshape(-1)  # F is C-contiguous: views, no copies
+    Q = flat[: n * n].reshape((1, n, n))
+    R = flat[n * n :].reshape((1, n, n))
+    A_bar = qr_pullback_batched(Q, R, Q_bar.reshape((1, n, n)), R_bar.reshape((1, n, n)))
+    return A_bar.reshape((n, n))
+
+
+@jit
+def qr_single_jvp(A, A_dot):
+    """Return ``(G, status)``: the factors and their tangents; see the module docstring."""
+    n = A.shape[0]
+    if A.shape[1] != n or n == 0 or A_dot.shape != A.shape:
+        raise ValueError("qr_single_jvp: A and A_dot must be square, of one shape, not empty")
+    nn = n * n
+    buf = np.empty(4 * nn, dtype=A.dtype)  # Q, R, Q_dot, R_dot
+    status = _factor_into(A, buf)
+    if status == 0:
+        Q = buf[:nn].reshape((1, n, n))
+        R = buf[nn : 2 * nn].reshape((1, n, n))
+        Q_dot, R_dot = qr_pushforward_batched(Q, R, A_dot.reshape((1, n, n)))
+        Q_dot_flat, R_dot_flat = Q_dot.reshape(-1), R_dot.reshape(-1)
+        for i in range(nn):
+            buf[2 * nn + i] = Q_dot_flat[i]
+            buf[3 * nn + i] = R_dot_flat[i]
+    return buf.reshape((4, n, n)), status
