@@ -43,6 +43,11 @@ Paths (chosen by :func:`rules.core.dispatch.paths`):
   to ``LU_FORWARD_SINGLE_MAX_N``, a stack of one), where scipy's wrapper costs more than the
   factorization; ``lu_factor`` calls LAPACK ``getrf`` for one matrix directly. Anything else goes
   to scipy, which loops over a stack in Python.
+* fused lane: one plain real square matrix (orders 2 to ``LU_FAST_SINGLE_MAX_N``) with the
+  default outputs, or any ``frule`` but ``p_indices``: ``kernels.lu_single`` does the forward
+  with its finiteness and zero-pivot checks, the pullback, or the whole frule in one compiled
+  call each (the same bits as the paths below); an inf or NaN, a zero pivot or a cotangent that
+  is not a C-ordered array of the dtype goes the general way.
 * kernel path: ``kernels.lu``, one matrix up to ``kernels.crossovers.LU_SINGLE_MAX_N`` and
   stacks up to ``LU_STACK_MAX_N`` in one compiled call, larger ones through the BLAS variant
   (triangular solves with the forward's factors, no inverse).

@@ -51,6 +51,10 @@ Paths (chosen by :func:`rules.core.dispatch.paths`):
 * forward: small stacks (up to ``kernels.crossovers.QR_FORWARD_STACK_MAX_N``) and one small
   matrix (up to ``QR_FORWARD_SINGLE_MAX_N``) of a kernel dtype are factored by the Householder
   kernel ``kernels.qr_forward`` with LAPACK's signs; anything else by numpy's or scipy's LAPACK.
+* fused lane: ``np.linalg.qr`` of one plain square matrix up to ``QR_FAST_SINGLE_MAX_N``
+  ('reduced' or 'complete'): ``kernels.qr_single`` does the forward with its rank check, the
+  pullback, or the whole frule in one compiled call each (the same bits as the paths below);
+  a rank-deficient ``A`` or another kind of cotangent goes the general way.
 * kernel path: ``kernels.qr``, one matrix up to ``kernels.crossovers.QR_SINGLE_MAX_N`` on a side
   and stacks up to ``QR_STACK_MAX_N`` in one compiled call, larger ones through the BLAS variant
   (one triangular solve, no inverse).

@@ -30,6 +30,10 @@ Paths (chosen by :func:`rules.core.dispatch.paths`, for the forward solve too):
   ``kernels.crossovers.SOLVE_TRIANGULAR_KERNEL_MAX_SIZE`` one compiled loop over the stack
   (``kernels.triangular``, also the forward solve, which scipy otherwise loops over in Python);
   above, one BLAS ``trsm`` (and ``gemm`` or ``trmm``) per matrix.
+* fused lane: one system of a kernel dtype (``a`` (n, n), ``b`` (n,) or (n, k), within the
+  kernel crossover): ``kernels.triangular_single`` does the forward solve with scipy's
+  finiteness test and the zero-diagonal test, the pullback, or the whole frule in one compiled
+  call each; anything else (and any input those tests reject) goes the general way.
 
 A zero on the diagonal (without ``unit_diagonal``) raises ``LinAlgError`` naming the function
 and the shape, as scipy does; NaN in gives NaN out (with ``check_finite=False``).
