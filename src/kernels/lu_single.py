@@ -8,21 +8,21 @@ returned from a compiled function costs a few tenths of a microsecond, and each 
   ``scipy.linalg.lu(A)`` (one allocation; the rule hands out ``F[0]``, ``F[1]``, ``F[2]``);
   ``status`` is ``-1`` when ``A`` has an inf or NaN (nothing is factored), else LAPACK
   ``getrf``'s ``info`` (0, or ``k + 1`` for the first exactly zero pivot ``U[k, k]``);
-* ``plu_single_pullback(F, L_bar, U_bar) -> A_bar``: the pullback, reading ``perm`` from ``P``
-  (``kernels.lu.lu_pullback_batched`` on a stack of one, called from compiled code);
+* ``plu_single_pullback(F, L_bar, U_bar) -> A_bar``: the pullback, reading ``perm`` from ``P``;
 * ``plu_single_jvp(A, A_dot, permute_l) -> (G, status)``: the forward and the pushforward:
   ``G`` (5, n, n) is ``P, L, U, L_dot, U_dot``, or (4, n, n) ``P L, U, P L_dot, U_dot`` with
   ``permute_l``.
 
 Real dtypes (float32, float64) only: ``P`` then shares ``A``'s dtype (complex inputs go through
 :mod:`kernels.lu_unpacked` and :mod:`kernels.lu`). The arithmetic is that of those kernels on a
-stack of one (the same inlined helpers), so the results agree with them bit for bit.
+stack of one (the same helpers; the derivatives' lane-block helpers run on views of the
+matrices, a block of one matrix being the matrix), so the results agree bit for bit.
 """
 
 import numpy as np
 
 from kernels._jit import jit
-from kernels.lu import lu_pullback_batched, lu_pushforward_batched
+from kernels.lu import _lu_pullback_block_inplace, _lu_pushforward_block_inplace
 from kernels.lu_unpacked import _unpack_flat_sized, _unpack_lanes
 
 
@@ -73,25 +73,35 @@ def plu_single(A):
 
 @jit
 def plu_single_pullback(F, L_bar, U_bar):
-    """Return ``A_bar`` (n, n) for ``F = (P, L, U)`` from ``plu_single`` and ndarray cotangents."""
+    """Return ``A_bar`` (n, n) for ``F = (P, L, U)`` from ``plu_single`` and ndarray cotangents.
+
+    A lane block of one matrix, ``X[i, j, 0]``, is the C-ordered matrix itself: the block
+    helper of ``kernels.lu`` runs on views, with no loads; it writes only its output ``W``.
+    """
     n = F.shape[1]
     if F.shape != (3, n, n) or L_bar.shape != (n, n) or U_bar.shape != (n, n):
         raise ValueError("plu_single_pullback: need F (3, n, n), L_bar and U_bar (n, n)")
     nn = n * n
-    perm = np.zeros((1, n), dtype=np.int32)
+    perm = np.zeros(n, dtype=np.int32)
     for i in range(n):  # P[i, perm[i]] = 1
         for j in range(n):
             if F[0, i, j] != 0:
-                perm[0, i] = j
+                perm[i] = j
     flat = F.reshape(-1)  # F is C-contiguous: views, no copies
-    A_bar = lu_pullback_batched(
-        flat[nn : 2 * nn].reshape((1, n, n)),
-        flat[2 * nn :].reshape((1, n, n)),
-        perm,
-        L_bar.reshape((1, n, n)),
-        U_bar.reshape((1, n, n)),
+    W = np.empty((n, n, 1), dtype=F.dtype)
+    _lu_pullback_block_inplace(
+        flat[nn : 2 * nn].reshape((n, n, 1)),
+        flat[2 * nn :].reshape((n, n, 1)),
+        L_bar.reshape((n, n, 1)),
+        U_bar.reshape((n, n, 1)),
+        1,
+        W,
     )
-    return A_bar.reshape((n, n))
+    A_bar = np.empty((n, n), dtype=F.dtype)
+    for i in range(n):  # A_bar = P W
+        for j in range(n):
+            A_bar[i, j] = W[perm[i], j, 0]
+    return A_bar
 
 
 @jit
@@ -108,21 +118,25 @@ def plu_single_jvp(A, A_dot, permute_l):
     perm, info = _factor_into(A, buf)
     if info != 0:
         return buf[: parts * nn].reshape((parts, n, n)), info
-    L = buf[nn : 2 * nn].reshape((1, n, n))
-    U = buf[2 * nn : 3 * nn].reshape((1, n, n))
-    L_dot, U_dot = lu_pushforward_batched(L, U, perm, A_dot.reshape((1, n, n)))
+    L = buf[nn : 2 * nn].reshape((n, n, 1))  # lane blocks of one matrix: views
+    U = buf[2 * nn : 3 * nn].reshape((n, n, 1))
+    L_dot = buf[3 * nn : 4 * nn].reshape((n, n, 1))
+    U_dot = buf[4 * nn :].reshape((n, n, 1))
+    X = np.empty((n, n, 1), dtype=A.dtype)  # P^T A_dot
+    for i in range(n):
+        r = perm[0, i]
+        for j in range(n):
+            X[r, j, 0] = A_dot[i, j]
+    scratch = np.empty((n, n, 1), dtype=A.dtype)
+    _lu_pushforward_block_inplace(L, U, X, 1, scratch, L_dot, U_dot)
     if not permute_l:
-        for i in range(n):
-            for j in range(n):
-                buf[3 * nn + i * n + j] = L_dot[0, i, j]
-                buf[4 * nn + i * n + j] = U_dot[0, i, j]
         return buf.reshape((5, n, n)), 0
     out = np.empty(4 * nn, dtype=A.dtype)  # P L, U, P L_dot, U_dot
     for i in range(n):
         r = perm[0, i]
         for j in range(n):
-            out[i * n + j] = L[0, r, j]
-            out[nn + i * n + j] = U[0, i, j]
-            out[2 * nn + i * n + j] = L_dot[0, r, j]
-            out[3 * nn + i * n + j] = U_dot[0, i, j]
+            out[i * n + j] = L[r, j, 0]
+            out[nn + i * n + j] = U[i, j, 0]
+            out[2 * nn + i * n + j] = L_dot[r, j, 0]
+            out[3 * nn + i * n + j] = U_dot[i, j, 0]
     return out.reshape((4, n, n)), 0

@@ -10,13 +10,14 @@ passed to and returned from compiled code, numpy's checks), so each step is one 
 * ``qr_single_jvp(A, A_dot) -> (G, status)``: ``G`` (4, n, n) is ``Q, R, Q_dot, R_dot``.
 
 float32, float64 and complex128, C-contiguous. The factorization is ``kernels.qr_forward``'s,
-the derivatives ``kernels.qr``'s, called on a stack of one: the same bits as those kernels.
+the derivatives ``kernels.qr``'s lane-block helpers on a block of one matrix: the same bits as
+those kernels.
 """
 
 import numpy as np
 
 from kernels._jit import jit
-from kernels.qr import qr_pullback_batched, qr_pushforward_batched
+from kernels.qr import _qr_pullback_block_inplace, _qr_pushforward_block_inplace
 from kernels.qr_forward import _qr_kernel
 
 
@@ -49,15 +50,22 @@ def qr_single(A):
 
 @jit
 def qr_single_pullback(F, Q_bar, R_bar):
-    """Return ``A_bar`` (n, n) for ``F = (Q, R)`` from ``qr_single`` and ndarray cotangents."""
+    """Return ``A_bar`` (n, n) for ``F = (Q, R)`` from ``qr_single`` and ndarray cotangents.
+
+    A lane block of one matrix, ``X[i, j, 0]``, is the C-ordered matrix itself: the block
+    helper of ``kernels.qr.qr_pullback_batched`` runs on views, with no loads (which cost more
+    than the arithmetic at 4x4); it writes only its scratch ``K`` and output ``B``.
+    """
     n = F.shape[1]
     if F.shape != (2, n, n) or Q_bar.shape != (n, n) or R_bar.shape != (n, n):
         raise ValueError("qr_single_pullback: need F (2, n, n), Q_bar and R_bar (n, n)")
     flat = F.reshape(-1)  # F is C-contiguous: views, no copies
-    Q = flat[: n * n].reshape((1, n, n))
-    R = flat[n * n :].reshape((1, n, n))
-    A_bar = qr_pullback_batched(Q, R, Q_bar.reshape((1, n, n)), R_bar.reshape((1, n, n)))
-    return A_bar.reshape((n, n))
+    Q = flat[: n * n].reshape((n, n, 1))
+    R = flat[n * n :].reshape((n, n, 1))
+    K = np.empty((n, n, 1), dtype=F.dtype)
+    B = np.empty((n, n, 1), dtype=F.dtype)
+    _qr_pullback_block_inplace(Q, R, Q_bar.reshape((n, n, 1)), R_bar.reshape((n, n, 1)), 1, K, B)
+    return B.reshape((n, n))
 
 
 @jit
@@ -69,12 +77,18 @@ def qr_single_jvp(A, A_dot):
     nn = n * n
     buf = np.empty(4 * nn, dtype=A.dtype)  # Q, R, Q_dot, R_dot
     status = _factor_into(A, buf)
-    if status == 0:
-        Q = buf[:nn].reshape((1, n, n))
-        R = buf[nn : 2 * nn].reshape((1, n, n))
-        Q_dot, R_dot = qr_pushforward_batched(Q, R, A_dot.reshape((1, n, n)))
-        Q_dot_flat, R_dot_flat = Q_dot.reshape(-1), R_dot.reshape(-1)
-        for i in range(nn):
-            buf[2 * nn + i] = Q_dot_flat[i]
-            buf[3 * nn + i] = R_dot_flat[i]
+    if status == 0:  # lane blocks of one matrix are views (qr_single_pullback)
+        D = A_dot.copy().reshape((n, n, 1))  # overwritten by the block helper
+        C = np.empty((n, n, 1), dtype=A.dtype)
+        T = np.empty((n, n, 1), dtype=A.dtype)
+        _qr_pushforward_block_inplace(
+            buf[:nn].reshape((n, n, 1)),
+            buf[nn : 2 * nn].reshape((n, n, 1)),
+            D,
+            1,
+            C,
+            T,
+            buf[2 * nn : 3 * nn].reshape((n, n, 1)),
+            buf[3 * nn :].reshape((n, n, 1)),
+        )
     return buf.reshape((4, n, n)), status

@@ -144,3 +144,28 @@ def test_solve_triangular_single_status():
     S[2, 2] = 0
     assert solve_triangular_single(S, B, True, 0, False, True)[1] == 3
     assert solve_triangular_single(S, B, True, 0, True, True)[1] == 0  # the diagonal is not read
+
+
+def test_the_fused_kernels_never_write_their_inputs():
+    # the derivatives run the lane-block helpers on views of their inputs
+    A, X_bar, Y_bar, A_dot = (_randn(np.float64, 4, 4) for _ in range(4))
+    A += 3 * np.eye(4)
+    F, _ = plu_single(A)
+    QF, _ = qr_single(A)
+    T = np.tril(A)
+    X, _ = solve_triangular_single(T, X_bar, True, 0, False, True)
+    calls = [
+        lambda: plu_single_pullback(F, X_bar, Y_bar),
+        lambda: plu_single_jvp(A, A_dot, False),
+        lambda: plu_single_jvp(A, A_dot, True),
+        lambda: qr_single_pullback(QF, X_bar, Y_bar),
+        lambda: qr_single_jvp(A, A_dot),
+        lambda: solve_triangular_single_pullback(T, X, Y_bar, True, 1, False),
+        lambda: solve_triangular_single_jvp(T, X_bar, A_dot, Y_bar, True, 2, False, True),
+    ]
+    inputs = (A, X_bar, Y_bar, A_dot, F, QF, T, X)
+    before = [x.copy() for x in inputs]
+    for call in calls:
+        call()
+    for x, x0 in zip(inputs, before, strict=True):
+        assert_array_equal(x, x0)
