@@ -8,7 +8,9 @@ returned from a compiled function costs a few tenths of a microsecond, and each 
   ``scipy.linalg.lu(A)`` (one allocation; the rule hands out ``F[0]``, ``F[1]``, ``F[2]``);
   ``status`` is ``-1`` when ``A`` has an inf or NaN (nothing is factored), else LAPACK
   ``getrf``'s ``info`` (0, or ``k + 1`` for the first exactly zero pivot ``U[k, k]``);
-* ``plu_single_pullback(F, L_bar, U_bar) -> A_bar``: the pullback, reading ``perm`` from ``P``;
+* ``plu_single_pullback(F, L_bar, U_bar) -> A_bar``: the pullback, reading ``perm`` from ``P``
+  (the rule calls ``plu_single_into`` and ``plu_single_pullback_into``, which write outputs
+  that it allocates: a returned array costs more to box than a passed one);
 * ``plu_single_jvp(A, A_dot, permute_l) -> (G, status)``: the forward and the pushforward:
   ``G`` (5, n, n) is ``P, L, U, L_dot, U_dot``, or (4, n, n) ``P L, U, P L_dot, U_dot`` with
   ``permute_l``.
@@ -59,28 +61,40 @@ def _factor_into(A, buf):
 
 
 @jit
+def plu_single_into(A, F):
+    """Write ``P, L, U`` of one real square C-contiguous ``A`` into ``F``; return the status.
+
+    ``F`` (3, n, n) C-contiguous of ``A``'s dtype is the output, allocated by the caller: passing
+    a new array costs less than boxing a returned one. Nothing is written for a non-finite ``A``.
+    """
+    n = A.shape[0]
+    if A.shape[1] != n or F.shape != (3, n, n):
+        raise ValueError("plu_single_into: A (n, n), F (3, n, n)")
+    if not _finite(A):
+        return -1
+    _, info = _factor_into(A, F.reshape(-1))
+    return info
+
+
 def plu_single(A):
     """Return ``(F, status)`` for one real square C-contiguous ``A``; see the module docstring."""
-    n = A.shape[0]
-    if A.shape[1] != n:
-        raise ValueError("plu_single: A must be square")
-    buf = np.empty(3 * n * n, dtype=A.dtype)
-    if not _finite(A):
-        return buf.reshape((3, n, n)), -1
-    _, info = _factor_into(A, buf)
-    return buf.reshape((3, n, n)), info
+    F = np.empty((3, *A.shape), dtype=A.dtype)
+    return F, plu_single_into(A, F)
 
 
 @jit
-def plu_single_pullback(F, L_bar, U_bar):
-    """Return ``A_bar`` (n, n) for ``F = (P, L, U)`` from ``plu_single`` and ndarray cotangents.
+def plu_single_pullback_into(F, L_bar, U_bar, A_bar):
+    """Write ``A_bar`` (n, n) for ``F = (P, L, U)`` and ndarray cotangents into ``A_bar``.
 
-    A lane block of one matrix, ``X[i, j, 0]``, is the C-ordered matrix itself: the block
-    helper of ``kernels.lu`` runs on views, with no loads; it writes only its output ``W``.
+    ``A_bar`` is the output, allocated by the caller (as for ``plu_single_into``). A lane block
+    of one matrix, ``X[i, j, 0]``, is the C-ordered matrix itself: the block helper of
+    ``kernels.lu`` runs on views, with no loads; it writes only its output ``W``.
     """
     n = F.shape[1]
     if F.shape != (3, n, n) or L_bar.shape != (n, n) or U_bar.shape != (n, n):
         raise ValueError("plu_single_pullback: need F (3, n, n), L_bar and U_bar (n, n)")
+    if A_bar.shape != (n, n):
+        raise ValueError("plu_single_pullback: need A_bar (n, n)")
     nn = n * n
     perm = np.zeros(n, dtype=np.int32)
     for i in range(n):  # P[i, perm[i]] = 1
@@ -97,10 +111,15 @@ def plu_single_pullback(F, L_bar, U_bar):
         1,
         W,
     )
-    A_bar = np.empty((n, n), dtype=F.dtype)
     for i in range(n):  # A_bar = P W
         for j in range(n):
             A_bar[i, j] = W[perm[i], j, 0]
+
+
+def plu_single_pullback(F, L_bar, U_bar):
+    """Return ``A_bar`` (n, n) for ``F = (P, L, U)`` from ``plu_single`` and ndarray cotangents."""
+    A_bar = np.empty(F.shape[1:], dtype=F.dtype)
+    plu_single_pullback_into(F, L_bar, U_bar, A_bar)
     return A_bar
 
 

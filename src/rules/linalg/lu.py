@@ -543,16 +543,28 @@ def _fast_rrule(A: Any) -> tuple[Any, Any] | None:
     dense = _fast_operand(A)
     if dense is None:
         return None
-    F, status = klu_single.plu_single(dense)
-    if status:  # inf/NaN (scipy raises, or returns NaN) or a zero pivot: the general path
+    dtype, shape = dense.dtype, dense.shape
+    F = np.empty((3, *shape), dtype=dtype)  # P, L, U: written by the kernel
+    if klu_single.plu_single_into(dense, F):  # inf/NaN or a zero pivot: the general path
         return None
     L = F[1]
 
     def lu_pullback(y_bar: Any) -> tuple[Any, Any]:
         if (type(y_bar) is tuple or type(y_bar) is list) and len(y_bar) == 3:
             _, L_bar, U_bar = y_bar
-            if _fits(L_bar, L) and _fits(U_bar, L):  # ProjectTo(A) is the identity here
-                return _NO_TANGENT, klu_single.plu_single_pullback(F, L_bar, U_bar)
+            if (  # ProjectTo(A) is the identity here
+                type(L_bar) is np.ndarray
+                and type(U_bar) is np.ndarray
+                and L_bar.dtype == dtype
+                and U_bar.dtype == dtype
+                and L_bar.shape == shape
+                and U_bar.shape == shape
+                and L_bar.flags.carray
+                and U_bar.flags.carray
+            ):
+                A_bar = np.empty(shape, dtype=dtype)
+                klu_single.plu_single_pullback_into(F, L_bar, U_bar, A_bar)
+                return _NO_TANGENT, A_bar
         perm = np.argmax(F[0], axis=-1).astype(np.int32)  # P[i, perm[i]] = 1
         factors = _Factors("scipy.linalg.lu", perm, L, F[2])
         return _general_pullback(factors, ProjectTo(A), False, y_bar)
