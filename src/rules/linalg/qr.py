@@ -84,7 +84,7 @@ import scipy.linalg as sla
 from kernels import crossovers
 from kernels import qr as kqr
 from kernels.qr_forward import qr_batched
-from kernels.qr_single import qr_single, qr_single_jvp, qr_single_pullback
+from kernels.qr_single import qr_single_into, qr_single_jvp, qr_single_pullback_into
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import forward_stack, kernel_eligible, paths
 from rules.core.nesting import as_array, call, contiguous, is_traced
@@ -406,17 +406,29 @@ def _fast_rrule(A: Any) -> tuple[Any, Any] | None:
     dense = _fast_operand(A)
     if dense is None:
         return None
-    F, status = qr_single(dense)
-    if status:  # rank-deficient: the general path raises in the pullback
+    dtype, shape = dense.dtype, dense.shape
+    F = np.empty((2, *shape), dtype=dtype)  # Q, R: written by the kernel
+    if qr_single_into(dense, F):  # rank-deficient: the general path raises in the pullback
         return None
     y = _QRResult(F[0], F[1])
 
     def qr_pullback(y_bar: Any) -> tuple[Any, Any]:
         if (type(y_bar) is tuple or type(y_bar) is list) and len(y_bar) == 2:
             Q_bar, R_bar = y_bar
-            if _fits(Q_bar, dense) and _fits(R_bar, dense):  # ProjectTo(A) is the identity here
-                return _NO_TANGENT, qr_single_pullback(F, Q_bar, R_bar)
-        factors = _Factors("np.linalg.qr", y.Q, y.R, dense.shape)
+            if (  # ProjectTo(A) is the identity here
+                type(Q_bar) is np.ndarray
+                and type(R_bar) is np.ndarray
+                and Q_bar.dtype == dtype
+                and R_bar.dtype == dtype
+                and Q_bar.shape == shape
+                and R_bar.shape == shape
+                and Q_bar.flags.carray
+                and R_bar.flags.carray
+            ):
+                A_bar = np.empty(shape, dtype=dtype)
+                qr_single_pullback_into(F, Q_bar, R_bar, A_bar)
+                return _NO_TANGENT, A_bar
+        factors = _Factors("np.linalg.qr", y.Q, y.R, shape)
         return NoTangent(), ProjectTo(A)(factors.pullback(*split_cotangent(y_bar, 2)))
 
     return y, qr_pullback

@@ -18,10 +18,10 @@ from tangents import NoTangent, Tangent, ZeroTangent
 def spy(monkeypatch):
     """Counts of the fused kernels' calls, by name (as ``rules.linalg.qr`` calls them)."""
     calls = {}
-    for name in ("qr_single", "qr_single_pullback", "qr_single_jvp"):
-        kernel = getattr(rules_qr, name)
+    for name in ("qr_single_into", "qr_single_pullback_into", "qr_single_jvp"):
+        kernel, short = getattr(rules_qr, name), name.removesuffix("_into")
 
-        def counted(*args, _kernel=kernel, _name=name):
+        def counted(*args, _kernel=kernel, _name=short):
             calls[_name] = calls.get(_name, 0) + 1
             return _kernel(*args)
 
