@@ -416,14 +416,20 @@ def _fast_rrule(
     if system is None:
         return None
     T, B, low, code, unit = system
-    X, status = ktri_single.solve_triangular_single(T, B, low, code, unit, bool(check_finite))
-    if status:  # inf/NaN or a zero on the diagonal: the general path raises
-        return None
+    X = np.empty(B.shape, dtype=B.dtype)  # written by the kernel
+    if ktri_single.solve_triangular_single_into(T, B, X, low, code, unit, bool(check_finite)):
+        return None  # inf/NaN or a zero on the diagonal: the general path raises
 
     def solve_triangular_pullback(x_bar: Any) -> tuple[Any, Any, Any]:
-        if _fits(x_bar, X):  # ProjectTo(a) and ProjectTo(b) are the identity here
-            a_bar, b_bar = ktri_single.solve_triangular_single_pullback(
-                T, X, x_bar, low, code, unit
+        if (  # ProjectTo(a) and ProjectTo(b) are the identity here
+            type(x_bar) is np.ndarray
+            and x_bar.dtype == X.dtype
+            and x_bar.shape == X.shape
+            and x_bar.flags.carray
+        ):
+            a_bar, b_bar = np.empty(T.shape, dtype=T.dtype), np.empty(X.shape, dtype=X.dtype)
+            ktri_single.solve_triangular_single_pullback_into(
+                T, X, x_bar, a_bar, b_bar, low, code, unit
             )
             return _NO_TANGENT, a_bar, b_bar
         forward = _Triangular(a, b, trans, lower, unit_diagonal)

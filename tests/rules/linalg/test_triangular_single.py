@@ -19,8 +19,8 @@ from tangents import AbstractZero, LowerTriangular, NoTangent, ZeroTangent
 
 FLAGS = list(itertools.product([True, False], [0, 1, 2, "C"], [False, True]))
 NAMES = (
-    "solve_triangular_single",
-    "solve_triangular_single_pullback",
+    "solve_triangular_single_into",
+    "solve_triangular_single_pullback_into",
     "solve_triangular_single_jvp",
 )
 
@@ -29,9 +29,9 @@ NAMES = (
 def spy(monkeypatch):
     calls = {}
     for name in NAMES:
-        kernel = getattr(ktri_single, name)
+        kernel, short = getattr(ktri_single, name), name.removesuffix("_into")
 
-        def counted(*args, _kernel=kernel, _name=name):
+        def counted(*args, _kernel=kernel, _name=short):
             calls[_name] = calls.get(_name, 0) + 1
             return _kernel(*args)
 
