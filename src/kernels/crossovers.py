@@ -33,6 +33,12 @@ INV_FORWARD_STACK_MAX_N = 16
 # scipy.linalg.lu above (its wrapper costs several times a small factorization).
 LU_FORWARD_SINGLE_MAX_N = {"f": 32, "c": 24}
 
+# lu.whole / lu.pushforward (one real matrix, p_indices and permute_l off for the pullback): the
+# fused kernels of kernels.lu_single (forward with its checks in one call, pullback in another,
+# the frule in one) up to here, the general path above (at most LU_SINGLE_MAX_N, whose kernels
+# give the same bits).
+LU_FAST_SINGLE_MAX_N = 16
+
 # eigh.whole / svd.whole / qr.whole (and eigvalsh, svdvals): the batched Jacobi and Householder
 # forward kernels (kernels.eigh_forward, svd_forward, qr_forward) up to here, by dtype kind
 # ("f" real, "c" complex: complex arithmetic vectorises less well across matrices), numpy's
@@ -56,6 +62,11 @@ SVD_VALUES_SINGLE_MAX_N = 32
 # (kernels.lu.*_blas, triangular solves with the forward's factors) above.
 LU_SINGLE_MAX_N = 16
 LU_STACK_MAX_N = 32
+
+# qr.whole / qr.pushforward (one square matrix, np.linalg.qr's 'reduced' or 'complete'): the
+# fused kernels of kernels.qr_single up to here, the general path above (at most QR_SINGLE_MAX_N
+# and QR_FORWARD_SINGLE_MAX_N, whose kernels give the same bits).
+QR_FAST_SINGLE_MAX_N = 12
 
 # qr.pullback / qr.pushforward: the loop kernels up to here, kernels.qr.*_blas above.
 QR_SINGLE_MAX_N = 12

@@ -43,6 +43,11 @@ Paths (chosen by :func:`rules.core.dispatch.paths`):
   to ``LU_FORWARD_SINGLE_MAX_N``, a stack of one), where scipy's wrapper costs more than the
   factorization; ``lu_factor`` calls LAPACK ``getrf`` for one matrix directly. Anything else goes
   to scipy, which loops over a stack in Python.
+* fused lane: one plain real square matrix (orders 2 to ``LU_FAST_SINGLE_MAX_N``) with the
+  default outputs, or any ``frule`` but ``p_indices``: ``kernels.lu_single`` does the forward
+  with its finiteness and zero-pivot checks, the pullback, or the whole frule in one compiled
+  call each (the same bits as the paths below); an inf or NaN, a zero pivot or a cotangent that
+  is not a C-ordered array of the dtype goes the general way.
 * kernel path: ``kernels.lu``, one matrix up to ``kernels.crossovers.LU_SINGLE_MAX_N`` and
   stacks up to ``LU_STACK_MAX_N`` in one compiled call, larger ones through the BLAS variant
   (triangular solves with the forward's factors, no inverse).
@@ -62,6 +67,7 @@ import scipy.linalg as sla
 
 from kernels import crossovers
 from kernels import lu as klu
+from kernels import lu_single as klu_single
 from kernels import lu_unpacked as klu_unpacked
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import forward_stack, kernel_array, kernel_eligible, paths, unstack
@@ -446,22 +452,30 @@ def lu_rrule(
     ``overwrite_a`` is refused, ``check_finite`` honoured. See the module docstring for the formula
     and the policy at zero pivots.
     """
+    if not (permute_l or overwrite_a or p_indices):
+        fast = _fast_rrule(A)
+        if fast is not None:
+            return fast
     y, factors = _scipy_lu(A, permute_l, overwrite_a, check_finite, p_indices)
     project_A = ProjectTo(A)
-    name = "scipy.linalg.lu pullback"
 
     def lu_pullback(y_bar: Any) -> tuple[Any, Any]:
-        if permute_l:
-            PL_bar, U_bar = split_cotangent(y_bar, 2)
-            PL_bar = _as_array(name, PL_bar, factors.L.shape, "the cotangent of P L")
-            L_bar = None if PL_bar is None else _rows(PL_bar, _inverse(factors.perm))
-        else:
-            _, L_bar, U_bar = split_cotangent(y_bar, 3)
-            L_bar = _as_array(name, L_bar, factors.L.shape, "the cotangent of L")
-        U_bar = _as_array(name, U_bar, factors.U.shape, "the cotangent of U")
-        return NoTangent(), project_A(factors.pullback(L_bar, U_bar))
+        return _general_pullback(factors, project_A, permute_l, y_bar)
 
     return y, lu_pullback
+
+
+def _general_pullback(factors: _Factors, project_A: Any, permute_l: bool, y_bar: Any) -> Any:
+    name = "scipy.linalg.lu pullback"
+    if permute_l:
+        PL_bar, U_bar = split_cotangent(y_bar, 2)
+        PL_bar = _as_array(name, PL_bar, factors.L.shape, "the cotangent of P L")
+        L_bar = None if PL_bar is None else _rows(PL_bar, _inverse(factors.perm))
+    else:
+        _, L_bar, U_bar = split_cotangent(y_bar, 3)
+        L_bar = _as_array(name, L_bar, factors.L.shape, "the cotangent of L")
+    U_bar = _as_array(name, U_bar, factors.U.shape, "the cotangent of U")
+    return NoTangent(), project_A(factors.pullback(L_bar, U_bar))
 
 
 @frule.register(sla.lu)
@@ -478,9 +492,94 @@ def lu_frule(
     :math:`\dot L = L\,\mathrm{tril}(F, -1)`, :math:`\dot U = \mathrm{triu}(F) U` (module
     docstring).
     """
+    if not (overwrite_a or p_indices):
+        fast = _fast_frule(A, tangents[1], bool(permute_l))
+        if fast is not None:
+            return fast
     y, factors = _scipy_lu(A, permute_l, overwrite_a, check_finite, p_indices)
     A_dot = _as_array("scipy.linalg.lu pushforward", tangents[1], factors.shape, "the tangent")
     L_dot, U_dot = factors.pushforward(A_dot)
     if permute_l:
         return y, Tangent(tuple, _rows(L_dot, factors.perm), U_dot)
     return y, Tangent(tuple, NoTangent() if p_indices else ZeroTangent(), L_dot, U_dot)
+
+
+# --- one small real matrix: the fused kernels of kernels.lu_single -------------------------------
+# The whole call of a 4x4 lu is mostly fixed costs (checks, conversions, one compiled call per
+# step); here each of the forward, the pullback and the frule is one compiled call, which also
+# checks for inf/NaN and zero pivots. Anything else (other dtypes, layouts of the cotangents,
+# non-finite input, a zero pivot, traced values) takes the general path above, unchanged.
+
+_FAST_DTYPES = frozenset((np.dtype(np.float64), np.dtype(np.float32)))
+_NO_TANGENT = NoTangent()
+
+
+def _fast_operand(A: Any) -> np.ndarray | None:
+    """``A`` as the fused kernels' operand (C-contiguous, writable), or ``None``: general path.
+
+    One plain real square ndarray of order 2 to ``kernels.crossovers.LU_FAST_SINGLE_MAX_N``
+    (and within the general path's single-matrix kernel crossovers, so both give the same bits);
+    other layouts are copied (the general path copies them too).
+    """
+    if type(A) is not np.ndarray or A.ndim != 2 or A.dtype not in _FAST_DTYPES:
+        return None
+    n = A.shape[0]
+    if A.shape[1] != n or not 2 <= n <= crossovers.LU_FAST_SINGLE_MAX_N:
+        return None
+    if n > crossovers.LU_FORWARD_SINGLE_MAX_N["f"] or n > crossovers.LU_SINGLE_MAX_N:
+        return None  # the general path's own crossovers (which tests lower) still apply
+    return A if A.flags.carray else np.array(A, order="C")
+
+
+def _fits(X: Any, like: np.ndarray) -> bool:
+    """``X`` can go to a fused kernel in place of an array like ``like`` as it is."""
+    return (
+        type(X) is np.ndarray and X.dtype == like.dtype and X.shape == like.shape and X.flags.carray
+    )
+
+
+def _fast_rrule(A: Any) -> tuple[Any, Any] | None:
+    """``lu_rrule(A)`` for the default outputs ``(P, L, U)`` by the fused kernels, or ``None``."""
+    dense = _fast_operand(A)
+    if dense is None:
+        return None
+    dtype, shape = dense.dtype, dense.shape
+    F = np.empty((3, *shape), dtype=dtype)  # P, L, U: written by the kernel
+    if klu_single.plu_single_into(dense, F):  # inf/NaN or a zero pivot: the general path
+        return None
+    L = F[1]
+
+    def lu_pullback(y_bar: Any) -> tuple[Any, Any]:
+        if (type(y_bar) is tuple or type(y_bar) is list) and len(y_bar) == 3:
+            _, L_bar, U_bar = y_bar
+            if (  # ProjectTo(A) is the identity here
+                type(L_bar) is np.ndarray
+                and type(U_bar) is np.ndarray
+                and L_bar.dtype == dtype
+                and U_bar.dtype == dtype
+                and L_bar.shape == shape
+                and U_bar.shape == shape
+                and L_bar.flags.carray
+                and U_bar.flags.carray
+            ):
+                A_bar = np.empty(shape, dtype=dtype)
+                klu_single.plu_single_pullback_into(F, L_bar, U_bar, A_bar)
+                return _NO_TANGENT, A_bar
+        perm = np.argmax(F[0], axis=-1).astype(np.int32)  # P[i, perm[i]] = 1
+        factors = _Factors("scipy.linalg.lu", perm, L, F[2])
+        return _general_pullback(factors, ProjectTo(A), False, y_bar)
+
+    return (F[0], L, F[2]), lu_pullback
+
+
+def _fast_frule(A: Any, A_dot: Any, permute_l: bool) -> tuple[Any, Any] | None:
+    """``lu_frule`` (outputs ``(P, L, U)`` or ``(P L, U)``) by one fused kernel, or ``None``."""
+    dense = _fast_operand(A)
+    if dense is None or not _fits(A_dot, dense):
+        return None
+    G, status = klu_single.plu_single_jvp(dense, A_dot, permute_l)
+    if status:
+        return None
+    if permute_l:
+        return (G[0], G[1]), Tangent(tuple, G[2], G[3])
+    return (G[0], G[1], G[2]), Tangent(tuple, ZeroTangent(), G[3], G[4])

@@ -51,6 +51,10 @@ Paths (chosen by :func:`rules.core.dispatch.paths`):
 * forward: small stacks (up to ``kernels.crossovers.QR_FORWARD_STACK_MAX_N``) and one small
   matrix (up to ``QR_FORWARD_SINGLE_MAX_N``) of a kernel dtype are factored by the Householder
   kernel ``kernels.qr_forward`` with LAPACK's signs; anything else by numpy's or scipy's LAPACK.
+* fused lane: ``np.linalg.qr`` of one plain square matrix up to ``QR_FAST_SINGLE_MAX_N``
+  ('reduced' or 'complete'): ``kernels.qr_single`` does the forward with its rank check, the
+  pullback, or the whole frule in one compiled call each (the same bits as the paths below);
+  a rank-deficient ``A`` or another kind of cotangent goes the general way.
 * kernel path: ``kernels.qr``, one matrix up to ``kernels.crossovers.QR_SINGLE_MAX_N`` on a side
   and stacks up to ``QR_STACK_MAX_N`` in one compiled call, larger ones through the BLAS variant
   (one triangular solve, no inverse).
@@ -77,10 +81,12 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from kernels import crossovers
 from kernels import qr as kqr
 from kernels.qr_forward import qr_batched
+from kernels.qr_single import qr_single_into, qr_single_jvp, qr_single_pullback_into
 from rules.core.cotangents import as_array_cotangent
-from rules.core.dispatch import forward_stack, paths
+from rules.core.dispatch import forward_stack, kernel_eligible, paths
 from rules.core.nesting import as_array, call, contiguous, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape
@@ -338,6 +344,10 @@ def qr_rrule(A: Any, mode: str = "reduced") -> tuple[Any, Any]:
     rank-deficient ``A``. The output cotangent is a ``Tangent`` of the ``QRResult`` (or a tuple
     ``(Q_bar, R_bar)``, either may be a zero), or ``R_bar`` for mode 'r'.
     """
+    if mode == "reduced" or mode == "complete":
+        fast = _fast_rrule(A)
+        if fast is not None:
+            return fast
     y, factors = _numpy_qr(A, mode)
     project_A = ProjectTo(A)
 
@@ -352,11 +362,88 @@ def qr_rrule(A: Any, mode: str = "reduced") -> tuple[Any, Any]:
 @frule.register(np.linalg.qr)
 def qr_frule(tangents: tuple[Any, Any], A: Any, mode: str = "reduced") -> tuple[Any, Any]:
     r"""Forward rule for ``np.linalg.qr``: :math:`\dot R = (C - \Omega) R`, :math:`\dot Q = \dot A R^{-1} - Q (C - \Omega)`."""
+    if mode == "reduced" or mode == "complete":
+        fast = _fast_frule(A, tangents[1])
+        if fast is not None:
+            return fast
     y, factors = _numpy_qr(A, mode)
     Q_dot, R_dot = factors.pushforward(unthunk(tangents[1]))
     if mode == "r":
         return y, R_dot
     return y, Tangent(type(y), Q=Q_dot, R=R_dot)
+
+
+# --- one small square matrix: the fused kernels of kernels.qr_single ----------------------------
+# np.linalg.qr's forward, pullback and frule each in one compiled call (as rules.linalg.lu's
+# fast lane). Anything else (a rank-deficient A, other cotangents, traced values) takes the
+# general path above, unchanged; square, so 'reduced' and 'complete' are the same factorization.
+
+
+def _fast_operand(A: Any) -> np.ndarray | None:
+    """``A`` as the fused kernels' operand (C-contiguous, writable), or ``None``: general path."""
+    if not kernel_eligible(A) or A.ndim != 2:
+        return None
+    n = A.shape[0]
+    if A.shape[1] != n or not 1 <= n <= crossovers.QR_FAST_SINGLE_MAX_N:
+        return None
+    if n > crossovers.QR_FORWARD_SINGLE_MAX_N[A.dtype.kind] or n > crossovers.QR_SINGLE_MAX_N:
+        return None  # the general path's own crossovers (which tests lower) still apply
+    return A if A.flags.carray else np.array(A, order="C")
+
+
+def _fits(X: Any, like: np.ndarray) -> bool:
+    """``X`` can go to a fused kernel in place of an array like ``like`` as it is."""
+    return (
+        type(X) is np.ndarray and X.dtype == like.dtype and X.shape == like.shape and X.flags.carray
+    )
+
+
+_NO_TANGENT = NoTangent()
+
+
+def _fast_rrule(A: Any) -> tuple[Any, Any] | None:
+    """``qr_rrule(A)`` by the fused kernels, or ``None``."""
+    dense = _fast_operand(A)
+    if dense is None:
+        return None
+    dtype, shape = dense.dtype, dense.shape
+    F = np.empty((2, *shape), dtype=dtype)  # Q, R: written by the kernel
+    if qr_single_into(dense, F):  # rank-deficient: the general path raises in the pullback
+        return None
+    y = _QRResult(F[0], F[1])
+
+    def qr_pullback(y_bar: Any) -> tuple[Any, Any]:
+        if (type(y_bar) is tuple or type(y_bar) is list) and len(y_bar) == 2:
+            Q_bar, R_bar = y_bar
+            if (  # ProjectTo(A) is the identity here
+                type(Q_bar) is np.ndarray
+                and type(R_bar) is np.ndarray
+                and Q_bar.dtype == dtype
+                and R_bar.dtype == dtype
+                and Q_bar.shape == shape
+                and R_bar.shape == shape
+                and Q_bar.flags.carray
+                and R_bar.flags.carray
+            ):
+                A_bar = np.empty(shape, dtype=dtype)
+                qr_single_pullback_into(F, Q_bar, R_bar, A_bar)
+                return _NO_TANGENT, A_bar
+        factors = _Factors("np.linalg.qr", y.Q, y.R, shape)
+        return NoTangent(), ProjectTo(A)(factors.pullback(*split_cotangent(y_bar, 2)))
+
+    return y, qr_pullback
+
+
+def _fast_frule(A: Any, A_dot: Any) -> tuple[Any, Any] | None:
+    """``qr_frule`` by one fused kernel, or ``None``."""
+    dense = _fast_operand(A)
+    if dense is None or not _fits(A_dot, dense):
+        return None
+    G, status = qr_single_jvp(dense, A_dot)
+    if status:
+        return None
+    y = _QRResult(G[0], G[1])
+    return y, Tangent(_QRResult, Q=G[2], R=G[3])
 
 
 # --- scipy.linalg.qr -----------------------------------------------------------------------------

@@ -30,6 +30,10 @@ Paths (chosen by :func:`rules.core.dispatch.paths`, for the forward solve too):
   ``kernels.crossovers.SOLVE_TRIANGULAR_KERNEL_MAX_SIZE`` one compiled loop over the stack
   (``kernels.triangular``, also the forward solve, which scipy otherwise loops over in Python);
   above, one BLAS ``trsm`` (and ``gemm`` or ``trmm``) per matrix.
+* fused lane: one system of a kernel dtype (``a`` (n, n), ``b`` (n,) or (n, k), within the
+  kernel crossover): ``kernels.triangular_single`` does the forward solve with scipy's
+  finiteness test and the zero-diagonal test, the pullback, or the whole frule in one compiled
+  call each; anything else (and any input those tests reject) goes the general way.
 
 A zero on the diagonal (without ``unit_diagonal``) raises ``LinAlgError`` naming the function
 and the shape, as scipy does; NaN in gives NaN out (with ``check_finite=False``).
@@ -48,7 +52,9 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from kernels import crossovers
 from kernels import triangular as ktri
+from kernels import triangular_single as ktri_single
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import paths
 from rules.core.nesting import as_array, call, innermost_value, is_traced
@@ -251,6 +257,10 @@ def solve_triangular_rrule(
     :math:`\bar B = \mathrm{op}(T)^{-H}\bar X`, :math:`\bar T = \mathrm{tri}(\mathrm{op}^*(-\bar
     B X^H))`. ``overwrite_b=True`` is refused; ``check_finite`` is honoured.
     """
+    if not overwrite_b:
+        fast = _fast_rrule(a, b, trans, lower, unit_diagonal, check_finite)
+        if fast is not None:
+            return fast
     if is_traced(a) or is_traced(b):  # a nested differentiation
         refuse_overwrite = {"overwrite_b": overwrite_b, "check_finite": check_finite}
         check_scipy_options(NAME, (innermost_value(a), innermost_value(b)), refuse_overwrite)
@@ -280,6 +290,12 @@ def solve_triangular_frule(
     check_finite: bool = True,
 ) -> tuple[np.ndarray, Any]:
     r"""Forward rule: :math:`\dot X = \mathrm{op}(T)^{-1}(\dot B - \mathrm{op}(\mathrm{tri}(\dot T)) X)`."""
+    if not overwrite_b:
+        fast = _fast_frule(
+            a, b, tangents[1], tangents[2], trans, lower, unit_diagonal, check_finite
+        )
+        if fast is not None:
+            return fast
     check_scipy_options(NAME, (a, b), {"overwrite_b": overwrite_b, "check_finite": check_finite})
     if _plain_system(a, b, tangents[1], tangents[2]):
         return _frule_plain(
@@ -348,3 +364,99 @@ def _frule_plain(
     rhs = b_dot - (T_dot.T if trans else T_dot).dot(x)
     x_dot, _ = trtrs(a, rhs, lower=lower, trans=trans, unitdiag=unit, overwrite_b=1)
     return x, x_dot
+
+
+# --- one small system: the fused kernels of kernels.triangular_single ----------------------------
+# The forward solve with scipy's finiteness test and the zero-diagonal test, the pullback and the
+# frule, each one compiled call (as rules.linalg.lu's fast lane). Anything else (mixed dtypes,
+# stacks, non-finite input, a zero on the diagonal, other cotangents) takes the paths above.
+
+_FAST_DTYPES = frozenset(np.dtype(d) for d in (np.float64, np.float32, np.complex128))
+_NO_TANGENT = NoTangent()
+
+
+def _fast_system(
+    a: Any, b: Any, trans: Any, lower: Any, unit_diagonal: Any
+) -> tuple[np.ndarray, np.ndarray, bool, int, bool] | None:
+    """``(T, B, lower, trans, unit)`` for the fused kernels, or ``None``: the general path.
+
+    One ``(n, n)`` system, ``b`` ``(n,)`` or ``(n, k)``, of one kernel dtype, with ``n * n * k``
+    within ``kernels.crossovers.SOLVE_TRIANGULAR_KERNEL_MAX_SIZE`` (the general path's kernel,
+    so both give the same bits); other layouts are copied.
+    """
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 2:
+        return None
+    if a.dtype not in _FAST_DTYPES or b.dtype != a.dtype or not 1 <= b.ndim <= 2:
+        return None
+    n = a.shape[0]
+    if a.shape[1] != n or b.shape[0] != n or b.size == 0 or n == 0:
+        return None
+    if n * b.size > crossovers.SOLVE_TRIANGULAR_KERNEL_MAX_SIZE:
+        return None
+    code = _TRANS.get(trans) if type(trans) is int or type(trans) is str else None
+    if code is None:
+        return None
+    T = a if a.flags.carray else np.array(a, order="C")
+    B = b if b.flags.carray else np.array(b, order="C")
+    return T, B, bool(lower), code, bool(unit_diagonal)
+
+
+def _fits(X: Any, like: np.ndarray) -> bool:
+    """``X`` can go to a fused kernel in place of an array like ``like`` as it is."""
+    return (
+        type(X) is np.ndarray and X.dtype == like.dtype and X.shape == like.shape and X.flags.carray
+    )
+
+
+def _fast_rrule(
+    a: Any, b: Any, trans: Any, lower: Any, unit_diagonal: Any, check_finite: Any
+) -> tuple[np.ndarray, Any] | None:
+    """``solve_triangular_rrule`` by the fused kernels, or ``None``."""
+    system = _fast_system(a, b, trans, lower, unit_diagonal)
+    if system is None:
+        return None
+    T, B, low, code, unit = system
+    X = np.empty(B.shape, dtype=B.dtype)  # written by the kernel
+    if ktri_single.solve_triangular_single_into(T, B, X, low, code, unit, bool(check_finite)):
+        return None  # inf/NaN or a zero on the diagonal: the general path raises
+
+    def solve_triangular_pullback(x_bar: Any) -> tuple[Any, Any, Any]:
+        if (  # ProjectTo(a) and ProjectTo(b) are the identity here
+            type(x_bar) is np.ndarray
+            and x_bar.dtype == X.dtype
+            and x_bar.shape == X.shape
+            and x_bar.flags.carray
+        ):
+            a_bar, b_bar = np.empty(T.shape, dtype=T.dtype), np.empty(X.shape, dtype=X.dtype)
+            ktri_single.solve_triangular_single_pullback_into(
+                T, X, x_bar, a_bar, b_bar, low, code, unit
+            )
+            return _NO_TANGENT, a_bar, b_bar
+        forward = _Triangular(a, b, trans, lower, unit_diagonal)
+        a_bar, b_bar = forward.pullback(unthunk(x_bar))
+        return NoTangent(), ProjectTo(a)(a_bar), ProjectTo(b)(b_bar)
+
+    return X, solve_triangular_pullback
+
+
+def _fast_frule(
+    a: Any,
+    b: Any,
+    a_dot: Any,
+    b_dot: Any,
+    trans: Any,
+    lower: Any,
+    unit_diagonal: Any,
+    check_finite: Any,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``solve_triangular_frule`` by one fused kernel, or ``None``."""
+    system = _fast_system(a, b, trans, lower, unit_diagonal)
+    if system is None:
+        return None
+    T, B, low, code, unit = system
+    if not (_fits(a_dot, T) and _fits(b_dot, B)):
+        return None
+    X, X_dot, status = ktri_single.solve_triangular_single_jvp(
+        T, B, a_dot, b_dot, low, code, unit, bool(check_finite)
+    )
+    return None if status else (X, X_dot)

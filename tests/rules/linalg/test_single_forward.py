@@ -154,8 +154,9 @@ def test_qr_single_matrix_takes_the_kernel_with_lapacks_signs(
 ):
     A = randn(dtype, *shape)
     calls = _spy(monkeypatch, rules_qr, "qr_batched")
+    fused = _spy(monkeypatch, rules_qr, "qr_single_into")  # square: kernels.qr_single's lane
     y, pullback = rrule(np.linalg.qr, A, mode)
-    assert calls
+    assert calls or fused
     ref = np.linalg.qr(A, mode)
     for ours, lapack in zip(
         y if mode != "r" else (y,), ref if mode != "r" else (ref,), strict=True
