@@ -91,7 +91,9 @@ from typing import Any
 
 import numpy as np
 
+from kernels import crossovers
 from kernels import svd as ksvd
+from kernels.spectral_checked import svd_pullback_checked, svdvals_pullback_one
 from kernels.svd_forward import svd_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
@@ -104,14 +106,16 @@ from rules.linalg._spectral import (
     frobenius,
     gauge_rtol,
     lapack_svd,
+    lapack_svd_vectors,
     masked_inverse,
     near_ties,
     optional_cotangent,
+    plain_projector,
     raise_if_gauge_dependent,
     raise_if_tie_coupled,
 )
 from rules.linalg._stacks import adjoint, plain_pullback, plain_real_matrix, square_matrices
-from tangents import NoTangent, ProjectTo, Tangent, unthunk
+from tangents import NoTangent, Tangent, unthunk
 
 __all__ = [
     "GaugeError",
@@ -120,6 +124,8 @@ __all__ = [
     "svd_pushforward_array",
     "svd_pushforward_formula",
 ]
+
+_KERNEL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64, np.complex128)))
 
 _PHASE = "the common phase of complex singular vector pairs (u_i, v_i)"
 _ROTATION = "the choice of singular vectors inside a repeated singular value"
@@ -373,7 +379,7 @@ def _vectors_rule(name: str, a: Any, result: Any, hermitian: bool) -> tuple[Any,
     U, s, Vh = result
     k = s.shape[-1]
     U_k, Vh_k = _thin(U, s, Vh)
-    project_A = ProjectTo(a)
+    project_A = plain_projector(a, U.dtype)
 
     def svd_pullback(y_bar: Any) -> tuple[Any, Any]:
         U_bar, s_bar, Vh_bar = split_cotangent(y_bar, 3)
@@ -384,13 +390,68 @@ def _vectors_rule(name: str, a: Any, result: Any, hermitian: bool) -> tuple[Any,
         A_bar = svd_pullback_array(name, U_k, s, Vh_k, U_bar, s_bar, Vh_bar)
         return NoTangent(), project_A(_hermitize(A_bar, hermitian))
 
+    if not hermitian and type(a) is np.ndarray and a.dtype is U.dtype and _checked_lane(U, Vh):
+        return result, _checked_pullback(svd_pullback, U, s, Vh)
     return result, svd_pullback
+
+
+def _checked_lane(U: Any, Vh: Any) -> bool:
+    """Whether ``U`` and ``Vh`` are one small square C-ordered pair for ``kernels.spectral_checked``."""
+    return (
+        type(U) is np.ndarray
+        and type(Vh) is np.ndarray
+        and U.ndim == 2
+        and 0 < U.shape[0] <= crossovers.SVD_LOOPS_MAX_N
+        and U.shape == U.shape[::-1] == Vh.shape
+        and U.dtype in _KERNEL_DTYPES
+        and U.flags.carray
+        and Vh.flags.carray
+    )
+
+
+def _checked_pullback(general: Any, U: np.ndarray, s: np.ndarray, Vh: np.ndarray) -> Any:
+    """The pullback of one small square matrix: one compiled call for plain cotangent tuples.
+
+    :func:`kernels.spectral_checked.svd_pullback_checked` computes ``A_bar`` and whether the
+    general path would return it unchanged (no tie, no zero singular value, no NaN, the phase
+    within the gauge limit); anything else goes to ``general``, the rule's own pullback.
+    """
+    n = s.shape[0]
+    kernel = svd_pullback_checked(n)
+    rtol, grtol = default_rtol(n, s.dtype), gauge_rtol(s.dtype)
+    s_type, U_type, s_shape, U_shape = s.dtype, U.dtype, s.shape, U.shape
+    no_tangent = NoTangent()
+
+    def pullback(y_bar: Any) -> tuple[Any, Any]:
+        if type(y_bar) is tuple and len(y_bar) == 3:
+            U_bar, s_bar, Vh_bar = y_bar
+            if (
+                type(U_bar) is np.ndarray
+                and type(s_bar) is np.ndarray
+                and type(Vh_bar) is np.ndarray
+                and U_bar.dtype is U_type
+                and s_bar.dtype is s_type
+                and Vh_bar.dtype is U_type
+                and U_bar.shape == U_shape
+                and s_bar.shape == s_shape
+                and Vh_bar.shape == U_shape
+                and U_bar.flags.carray
+                and s_bar.flags.carray
+                and Vh_bar.flags.carray
+            ):
+                A_bar, ok = kernel(U, s, Vh, U_bar, s_bar, Vh_bar, rtol, grtol)
+                if ok:
+                    return no_tangent, A_bar
+        return general(y_bar)
+
+    pullback.__qualname__ = general.__qualname__
+    return pullback
 
 
 def _values_rule(name: str, a: Any, U: Any, s: Any, Vh: Any, hermitian: bool) -> tuple[Any, Any]:
     """``(s, pullback)`` for a function returning the singular values only."""
     U_k, Vh_k = _thin(U, s, Vh)
-    project_A = ProjectTo(a)
+    project_A = plain_projector(a, U.dtype)
 
     def svdvals_pullback(s_bar: Any) -> tuple[Any, Any]:
         s_bar = optional_cotangent(s_bar, name, "s", s.shape, s.dtype)
@@ -398,8 +459,13 @@ def _values_rule(name: str, a: Any, U: Any, s: Any, Vh: Any, hermitian: bool) ->
         return NoTangent(), project_A(_hermitize(A_bar, hermitian))
 
     if not hermitian and plain_real_matrix(a) and U_k.dtype is a.dtype:
-        # one plain real matrix, a plain cotangent: U diag(s_bar) V^T by BLAS straight away
-        return s, plain_pullback(svdvals_pullback, s.shape, s.dtype, _scaled_product, U_k, Vh_k)
+        # one plain real matrix, a plain cotangent: U diag(s_bar) V^T straight away, compiled
+        # up to the loop kernels' crossover (one call), by BLAS above
+        m, n = a.shape
+        fast = _scaled_product
+        if max(m, n) <= crossovers.SVD_LOOPS_MAX_N:
+            fast = svdvals_pullback_one(m, n)
+        return s, plain_pullback(svdvals_pullback, s.shape, s.dtype, fast, U_k, Vh_k)
     return s, svdvals_pullback
 
 
@@ -472,6 +538,10 @@ def _numpy_svd(
     """``np.linalg.svd``'s output and the input; ``values_only``: the vectors stay internal."""
     if values_only and not hermitian:
         factors = lapack_svd(a)  # one small matrix: LAPACK gesdd directly
+        if factors is not None:
+            return a, _SVDResult(*factors)
+    elif not hermitian:
+        factors = lapack_svd_vectors(a, full_matrices)  # one small matrix: numpy's gesdd directly
         if factors is not None:
             return a, _SVDResult(*factors)
 
