@@ -17,7 +17,6 @@ closer than ``rtol * max|w|``, ``rtol = 8 n eps``, count as equal.
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any
 
 import numpy as np
@@ -308,8 +307,8 @@ def _lapack(names: tuple[str, ...], dtype: np.dtype[Any]) -> tuple[Any, ...]:
 # eigenvector and singular-vector signs and phases included (tests/rules/linalg/
 # test_spectral_lapack.py checks it bit for bit on random, symmetric, degenerate and strided
 # inputs). numpy computes float32 in double precision and rounds the results; so does this.
-# Anything numpy would refuse (LAPACK's info != 0: NaN input, no convergence) and any
-# non-finite value goes back to numpy's call, which raises its own error.
+# numpy raises exactly when LAPACK reports info != 0 (NaN input, no convergence) and returns
+# LAPACK's output otherwise, NaN included; info != 0 goes back to numpy's call, which raises.
 
 _VECTOR_WORK = {
     np.dtype(np.float64): np.dtype(np.float64),
@@ -318,9 +317,8 @@ _VECTOR_WORK = {
 }
 """The dtypes of the direct calls, each with the precision numpy's linalg computes it in."""
 
-
-def _finite(values: np.ndarray) -> bool:
-    return math.isfinite(sum(values.tolist()))  # NaN and inf propagate through the sum
+_EVD: dict[np.dtype[Any], Any] = {}  # syevd/heevd and gesdd by dtype: a dict costs less than
+_GESDD: dict[np.dtype[Any], Any] = {}  # functools.cache's key building
 
 
 def lapack_eigh_vectors(a: Any, UPLO: Any) -> tuple[np.ndarray, np.ndarray] | None:
@@ -336,9 +334,11 @@ def lapack_eigh_vectors(a: Any, UPLO: Any) -> tuple[np.ndarray, np.ndarray] | No
     work = _VECTOR_WORK.get(a.dtype)
     if work is None or a.shape[1] != n or not 0 < n <= crossovers.EIGH_VALUES_SINGLE_MAX_N:
         return None
-    (evd,) = _lapack(("heevd" if work.kind == "c" else "syevd",), work)
+    evd = _EVD.get(work)
+    if evd is None:
+        evd = _EVD[work] = _lapack(("heevd" if work.kind == "c" else "syevd",), work)[0]
     w, V, info = evd(a, 1, int(UPLO == "L"))  # compute_v, lower: positional (keywords cost 1 us)
-    if info or not _finite(w):
+    if info:
         return None
     if work != a.dtype:  # float32: numpy's rounding of its double-precision result
         return w.astype(a.dtype), V.astype(a.dtype, order="C")
@@ -357,9 +357,11 @@ def lapack_svd_vectors(a: Any, full_matrices: Any) -> tuple[np.ndarray, ...] | N
     work = _VECTOR_WORK.get(a.dtype)
     if work is None or a.size == 0 or max(a.shape) > crossovers.SVD_VALUES_SINGLE_MAX_N:
         return None
-    (gesdd,) = _lapack(("gesdd",), work)
+    gesdd = _GESDD.get(work)
+    if gesdd is None:
+        gesdd = _GESDD[work] = _lapack(("gesdd",), work)[0]
     U, s, Vh, info = gesdd(a, 1, int(bool(full_matrices)))  # compute_uv, full_matrices
-    if info or not _finite(s):
+    if info:
         return None
     if work != a.dtype:  # float32: numpy's rounding of its double-precision result
         real = np.dtype(np.float32)

@@ -85,10 +85,8 @@ from typing import Any
 
 import numpy as np
 
-from kernels import crossovers
 from kernels import eigh as keigh
 from kernels.eigh_forward import eigh_batched
-from kernels.spectral_checked import eigh_pullback_checked
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
 from rules.core.nesting import as_array, contiguous, innermost_value, is_traced
@@ -109,6 +107,7 @@ from rules.linalg._spectral import (
     square_input,
 )
 from rules.linalg._stacks import adjoint, plain_pullback, plain_real_matrix
+from rules.linalg.spectral_one import checked_lane, eigh_checked_pullback
 from tangents import NoTangent, ProjectTo, Tangent, unthunk
 
 __all__ = [
@@ -118,8 +117,6 @@ __all__ = [
     "eigh_pushforward_array",
     "eigh_pushforward_formula",
 ]
-
-_KERNEL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64, np.complex128)))
 
 _PHASE = "the phase of complex eigenvectors"
 _ROTATION = "the choice of eigenvectors inside a degenerate eigenspace"
@@ -355,56 +352,7 @@ def _vectors_rule(name: str, A: Any, result: Any) -> tuple[Any, Any]:
         V_bar = optional_cotangent(V_bar, name, "the eigenvectors", V.shape, V.dtype)
         return NoTangent(), project_A(eigh_pullback_array(name, w, V, w_bar, V_bar))
 
-    if type(A) is np.ndarray and A.dtype is V.dtype and A.shape == V.shape and _checked_lane(V):
-        return result, _checked_pullback(eigh_pullback, w, V)
     return result, eigh_pullback
-
-
-def _checked_lane(V: Any) -> bool:
-    """Whether ``V`` is one C-ordered matrix for ``kernels.spectral_checked`` (kernel dtype, small)."""
-    return (
-        type(V) is np.ndarray
-        and V.ndim == 2
-        and 0 < V.shape[0] <= crossovers.EIGH_LOOPS_MAX_N
-        and V.dtype in _KERNEL_DTYPES
-        and V.flags.carray
-    )
-
-
-def _checked_pullback(general: Any, w: np.ndarray, V: np.ndarray) -> Any:
-    """The pullback of one small matrix: one compiled call for plain ``(w_bar, V_bar)`` tuples.
-
-    :func:`kernels.spectral_checked.eigh_pullback_checked` computes ``A_bar`` and whether the
-    general path would return it unchanged (no tie, no NaN, the phase within the gauge limit);
-    anything else (other cotangent types, dtypes, layouts, a tie, a gauge-dependent loss) goes
-    to ``general``, the rule's own pullback, whose errors and results are the reference.
-    """
-    n = V.shape[0]
-    kernel = eigh_pullback_checked(n)
-    rtol, grtol = default_rtol(n, w.dtype), gauge_rtol(w.dtype)
-    w_type, V_type, w_shape = w.dtype, V.dtype, w.shape
-    no_tangent = NoTangent()
-
-    def pullback(y_bar: Any) -> tuple[Any, Any]:
-        if type(y_bar) is tuple and len(y_bar) == 2:
-            w_bar, V_bar = y_bar
-            if (
-                type(w_bar) is np.ndarray
-                and type(V_bar) is np.ndarray
-                and w_bar.dtype is w_type
-                and V_bar.dtype is V_type
-                and w_bar.shape == w_shape
-                and V_bar.shape == V.shape
-                and w_bar.flags.carray
-                and V_bar.flags.carray
-            ):
-                A_bar, ok = kernel(w, V, w_bar, V_bar, rtol, grtol)
-                if ok:
-                    return no_tangent, A_bar
-        return general(y_bar)
-
-    pullback.__qualname__ = general.__qualname__
-    return pullback
 
 
 def _values_rule(name: str, A: Any, w: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, Any]:
@@ -459,6 +407,15 @@ def eigh_rrule(a: Any, UPLO: str = "L") -> tuple[Any, Any]:
 
     See the module docstring for the formula and the degenerate and gauge policy.
     """
+    pair = lapack_eigh_vectors(a, UPLO)  # one small plain matrix: numpy's LAPACK call directly
+    if pair is not None:
+        result = _EighResult(*pair)
+        w, V = pair
+        lane = checked_lane("eigh", V.shape[0], V.dtype)
+        if lane is not None:  # the pullback in one compiled call (rules.linalg.spectral_one)
+            general = lambda: _vectors_rule("np.linalg.eigh", a, result)[1]
+            return result, eigh_checked_pullback(w, V, lane, general)
+        return _vectors_rule("np.linalg.eigh", a, result)
     _, result = _numpy_eigh("np.linalg.eigh", a, UPLO)
     return _vectors_rule("np.linalg.eigh", a, result)
 

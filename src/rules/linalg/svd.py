@@ -93,7 +93,7 @@ import numpy as np
 
 from kernels import crossovers
 from kernels import svd as ksvd
-from kernels.spectral_checked import svd_pullback_checked, svdvals_pullback_one
+from kernels.spectral_checked import svdvals_pullback_one
 from kernels.svd_forward import svd_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
@@ -115,6 +115,7 @@ from rules.linalg._spectral import (
     raise_if_tie_coupled,
 )
 from rules.linalg._stacks import adjoint, plain_pullback, plain_real_matrix, square_matrices
+from rules.linalg.spectral_one import checked_lane, svd_checked_pullback
 from tangents import NoTangent, Tangent, unthunk
 
 __all__ = [
@@ -124,8 +125,6 @@ __all__ = [
     "svd_pushforward_array",
     "svd_pushforward_formula",
 ]
-
-_KERNEL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64, np.complex128)))
 
 _PHASE = "the common phase of complex singular vector pairs (u_i, v_i)"
 _ROTATION = "the choice of singular vectors inside a repeated singular value"
@@ -390,62 +389,7 @@ def _vectors_rule(name: str, a: Any, result: Any, hermitian: bool) -> tuple[Any,
         A_bar = svd_pullback_array(name, U_k, s, Vh_k, U_bar, s_bar, Vh_bar)
         return NoTangent(), project_A(_hermitize(A_bar, hermitian))
 
-    if not hermitian and type(a) is np.ndarray and a.dtype is U.dtype and _checked_lane(U, Vh):
-        return result, _checked_pullback(svd_pullback, U, s, Vh)
     return result, svd_pullback
-
-
-def _checked_lane(U: Any, Vh: Any) -> bool:
-    """Whether ``U`` and ``Vh`` are one small square C-ordered pair for ``kernels.spectral_checked``."""
-    return (
-        type(U) is np.ndarray
-        and type(Vh) is np.ndarray
-        and U.ndim == 2
-        and 0 < U.shape[0] <= crossovers.SVD_LOOPS_MAX_N
-        and U.shape == U.shape[::-1] == Vh.shape
-        and U.dtype in _KERNEL_DTYPES
-        and U.flags.carray
-        and Vh.flags.carray
-    )
-
-
-def _checked_pullback(general: Any, U: np.ndarray, s: np.ndarray, Vh: np.ndarray) -> Any:
-    """The pullback of one small square matrix: one compiled call for plain cotangent tuples.
-
-    :func:`kernels.spectral_checked.svd_pullback_checked` computes ``A_bar`` and whether the
-    general path would return it unchanged (no tie, no zero singular value, no NaN, the phase
-    within the gauge limit); anything else goes to ``general``, the rule's own pullback.
-    """
-    n = s.shape[0]
-    kernel = svd_pullback_checked(n)
-    rtol, grtol = default_rtol(n, s.dtype), gauge_rtol(s.dtype)
-    s_type, U_type, s_shape, U_shape = s.dtype, U.dtype, s.shape, U.shape
-    no_tangent = NoTangent()
-
-    def pullback(y_bar: Any) -> tuple[Any, Any]:
-        if type(y_bar) is tuple and len(y_bar) == 3:
-            U_bar, s_bar, Vh_bar = y_bar
-            if (
-                type(U_bar) is np.ndarray
-                and type(s_bar) is np.ndarray
-                and type(Vh_bar) is np.ndarray
-                and U_bar.dtype is U_type
-                and s_bar.dtype is s_type
-                and Vh_bar.dtype is U_type
-                and U_bar.shape == U_shape
-                and s_bar.shape == s_shape
-                and Vh_bar.shape == U_shape
-                and U_bar.flags.carray
-                and s_bar.flags.carray
-                and Vh_bar.flags.carray
-            ):
-                A_bar, ok = kernel(U, s, Vh, U_bar, s_bar, Vh_bar, rtol, grtol)
-                if ok:
-                    return no_tangent, A_bar
-        return general(y_bar)
-
-    pullback.__qualname__ = general.__qualname__
-    return pullback
 
 
 def _values_rule(name: str, a: Any, U: Any, s: Any, Vh: Any, hermitian: bool) -> tuple[Any, Any]:
@@ -564,6 +508,17 @@ def svd_rrule(
     policy.
     """
     name = "np.linalg.svd"
+    if compute_uv and not hermitian:
+        factors = lapack_svd_vectors(a, full_matrices)  # one small matrix: numpy's gesdd directly
+        if factors is not None:
+            result = _SVDResult(*factors)
+            U, s, Vh = factors
+            n = s.shape[0]
+            lane = checked_lane("svd", n, s.dtype) if U.shape == Vh.shape == (n, n) else None
+            if lane is not None:  # the pullback in one compiled call (rules.linalg.spectral_one)
+                general = lambda: _vectors_rule(name, a, result, False)[1]
+                return result, svd_checked_pullback(U, s, Vh, lane, general)
+            return _vectors_rule(name, a, result, False)
     _, result = _numpy_svd(name, a, full_matrices and compute_uv, hermitian, not compute_uv)
     if not compute_uv:
         return _values_rule(name, a, *result, hermitian)
