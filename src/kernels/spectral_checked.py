@@ -35,10 +35,16 @@ from kernels._spectral import (
     _scale_tol,
 )
 from kernels.eigh import _pullback_core_inplace as _eigh_core_inplace
+from kernels.eigh import _pushforward_core_inplace as _eigh_pushforward_core_inplace
 from kernels.svd import _SQUARE
 from kernels.svd import _pullback_core_inplace as _svd_core_inplace
 
-__all__ = ["eigh_pullback_checked", "svd_pullback_checked", "svdvals_pullback_one"]
+__all__ = [
+    "eigh_pullback_checked",
+    "eigh_pushforward_one",
+    "svd_pullback_checked",
+    "svdvals_pullback_one",
+]
 
 
 @functools.cache
@@ -147,3 +153,26 @@ def svdvals_pullback_one(m, n):
         return out
 
     return svdvals_pullback
+
+
+@functools.cache
+def eigh_pushforward_one(n):
+    """The kernel ``(w, V, A_dot, rtol) -> (w_dot, V_dot)`` for one matrix of order ``n``.
+
+    ``w_dot = Re diag(C)``, ``V_dot = V (F o herm(C))``, ``C = V^H A_dot V``: the arithmetic of
+    ``kernels.eigh.eigh_pushforward``'s loop kernel, without the stack. Nothing to check.
+    """
+
+    @jit
+    def pushforward_one(w, V, A_dot, rtol):
+        T = np.empty((n, n), dtype=V.dtype)
+        C = np.empty((n, n), dtype=V.dtype)
+        _mul_a_b_inplace(n, n, n, A_dot, V, T)  # T = A_dot V
+        _mul_ah_b_inplace(n, n, n, V, T, C)  # C = V^H A_dot V
+        w_dot = np.empty(n, dtype=w.dtype)
+        _eigh_pushforward_core_inplace(n, w, C, w_dot, _scale_tol(n, w, rtol), n)
+        V_dot = np.empty((n, n), dtype=V.dtype)
+        _mul_a_b_inplace(n, n, n, V, C, V_dot)
+        return w_dot, V_dot
+
+    return pushforward_one

@@ -547,7 +547,7 @@ class _SlogdetOne:
                 negative += x < 0
             self.sign = -1.0 if negative % 2 else 1.0
         scalar = A.dtype.type
-        self.y = SlogdetResult(scalar(self.sign), scalar(logabsdet))
+        self.y = tuple.__new__(SlogdetResult, (scalar(self.sign), scalar(logabsdet)))
 
     def pullback(self, y_bar: Any) -> Any:
         """``A_bar = logabsdet_bar A^-T`` (the sign of a real determinant is locally constant)."""

@@ -87,6 +87,7 @@ import numpy as np
 
 from kernels import eigh as keigh
 from kernels.eigh_forward import eigh_batched
+from kernels.spectral_checked import eigh_pushforward_one
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
 from rules.core.nesting import as_array, contiguous, innermost_value, is_traced
@@ -117,6 +118,8 @@ __all__ = [
     "eigh_pushforward_array",
     "eigh_pushforward_formula",
 ]
+
+_KERNEL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64, np.complex128)))
 
 _PHASE = "the phase of complex eigenvectors"
 _ROTATION = "the choice of eigenvectors inside a degenerate eigenspace"
@@ -409,7 +412,7 @@ def eigh_rrule(a: Any, UPLO: str = "L") -> tuple[Any, Any]:
     """
     pair = lapack_eigh_vectors(a, UPLO)  # one small plain matrix: numpy's LAPACK call directly
     if pair is not None:
-        result = _EighResult(*pair)
+        result = tuple.__new__(_EighResult, pair)  # the namedtuple without its __new__'s call
         w, V = pair
         lane = checked_lane("eigh", V.shape[0], V.dtype)
         if lane is not None:  # the pullback in one compiled call (rules.linalg.spectral_one)
@@ -425,7 +428,21 @@ def eigh_frule(tangents: tuple[Any, Any], a: Any, UPLO: str = "L") -> tuple[Any,
     r"""Forward rule for ``np.linalg.eigh``: :math:`\dot w = \mathrm{Re\,diag}(C)`, :math:`\dot V = V (F \circ C)`."""
     dense, result = _numpy_eigh("np.linalg.eigh", a, UPLO)
     w, V = result
-    A_dot = _tangent_of_input("np.linalg.eigh", tangents[1], dense.shape, V.dtype)
+    A_dot = tangents[1]
+    if (
+        type(A_dot) is np.ndarray
+        and type(V) is np.ndarray
+        and V.dtype in _KERNEL_DTYPES
+        and A_dot.dtype is V.dtype
+        and A_dot.shape == V.shape == dense.shape
+        and A_dot.flags.carray
+        and V.flags.carray
+    ):  # one small plain matrix (LAPACK's forward above): the loop kernel, no stack
+        lane = checked_lane("eigh", V.shape[0], V.dtype)
+        if lane is not None:
+            w_dot, V_dot = eigh_pushforward_one(V.shape[0])(w, V, A_dot, lane[1])
+            return result, Tangent(type(result), w_dot, V_dot)
+    A_dot = _tangent_of_input("np.linalg.eigh", A_dot, dense.shape, V.dtype)
     return result, Tangent(type(result), *eigh_pushforward_array(w, V, A_dot))
 
 

@@ -511,7 +511,7 @@ def svd_rrule(
     if compute_uv and not hermitian:
         factors = lapack_svd_vectors(a, full_matrices)  # one small matrix: numpy's gesdd directly
         if factors is not None:
-            result = _SVDResult(*factors)
+            result = tuple.__new__(_SVDResult, factors)  # the namedtuple, without a call
             U, s, Vh = factors
             n = s.shape[0]
             lane = checked_lane("svd", n, s.dtype) if U.shape == Vh.shape == (n, n) else None

@@ -21,7 +21,7 @@ import rules.linalg.eigh as reigh
 import rules.linalg.scipy_svd as rscipy_svd
 import rules.linalg.svd as rsvd
 from kernels import spectral_checked
-from rules import rrule
+from rules import frule, rrule
 from rules.linalg._spectral import (
     GaugeError,
     TieError,
@@ -31,7 +31,7 @@ from rules.linalg._spectral import (
     lapack_svd_vectors,
 )
 from rules.testing import check_rrule
-from tangents import Tangent, ZeroTangent
+from tangents import NoTangent, Tangent, ZeroTangent
 
 EighResult = type(np.linalg.eigh(np.eye(1)))
 
@@ -319,6 +319,23 @@ def test_fast_lanes_against_finite_differences(flags, randn):
     fd = (svd_loss(A + h * D) - svd_loss(A - h * D)) / (2 * h)
     np.testing.assert_allclose(np.sum(A_bar * D), fd, rtol=1e-6, atol=1e-8)
     assert flags == [True, True]
+
+
+@pytest.mark.parametrize("n", [1, 4, 8, 9])
+def test_eigh_pushforward_lane_agrees_with_the_general_path(monkeypatch, randn, dtype, n):
+    calls = []
+    factory = reigh.eigh_pushforward_one
+    monkeypatch.setattr(reigh, "eigh_pushforward_one", lambda n: calls.append(n) or factory(n))
+    A, A_dot = _hermitian(randn, dtype, n), randn(dtype, n, n)
+    (w, V), tangent = frule((NoTangent(), A_dot), np.linalg.eigh, A)
+    w_dot, V_dot = reigh.eigh_pushforward_array(w, V, A_dot)  # the general path's arrays
+    np.testing.assert_array_equal(tangent[0], w_dot)
+    np.testing.assert_array_equal(tangent[1], V_dot)
+    assert tangent[0].dtype == w.dtype
+    assert tangent[1].dtype == V.dtype
+    assert calls == ([n] if n <= 8 else [])
+    _, strided = frule((NoTangent(), np.asfortranarray(A_dot)), np.linalg.eigh, A)
+    np.testing.assert_array_equal(strided[1], V_dot)
 
 
 # --- det, slogdet, scipy.linalg.svdvals ----------------------------------------------------------
