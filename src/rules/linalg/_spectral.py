@@ -291,8 +291,11 @@ def lapack_svd(dense: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     if not _single_lapack(dense, "SVD_VALUES_SINGLE_MAX_N"):
         return None
     (gesdd,) = _lapack(("gesdd",), dense.dtype)
-    U, s, Vh, info = gesdd(dense, 1, 0)  # compute_uv, full_matrices (positional: cheaper)
-    return None if info else (U, s, Vh)
+    # The transposed problem A^T = U' S Vh' (compute_uv, thin: positional, cheaper): LAPACK's
+    # factors are Fortran-ordered, so U = Vh'^T and Vh = U'^T are C-ordered views, no copies.
+    # The vectors stay internal; the values agree with A's to rounding, as with every driver.
+    Ut, s, Vht, info = gesdd(dense.T, 1, 0)
+    return None if info else (Vht.T, s, Ut.T)
 
 
 @functools.cache

@@ -334,8 +334,13 @@ def test_eigh_pushforward_lane_agrees_with_the_general_path(monkeypatch, randn, 
     assert tangent[0].dtype == w.dtype
     assert tangent[1].dtype == V.dtype
     assert calls == ([n] if n <= 8 else [])
-    _, strided = frule((NoTangent(), np.asfortranarray(A_dot)), np.linalg.eigh, A)
+    fortran = np.asfortranarray(A_dot)  # the general path, unless it is C-ordered too (n = 1)
+    _, strided = frule((NoTangent(), fortran), np.linalg.eigh, A)
     np.testing.assert_array_equal(strided[1], V_dot)
+    stack = np.stack([A, A])  # a stack: the general path (the batched kernels)
+    _, stacked = frule((NoTangent(), np.stack([A_dot, A_dot])), np.linalg.eigh, stack)
+    assert stacked[1].shape == (2, n, n)
+    assert calls == ([n] * (1 + fortran.flags.carray) if n <= 8 else [])
 
 
 # --- det, slogdet, scipy.linalg.svdvals ----------------------------------------------------------
