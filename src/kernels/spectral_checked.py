@@ -13,7 +13,11 @@ general path would return this very ``A_bar`` without raising and without lookin
   ``grtol * ||cotangents||_F``, the limit of ``rules.linalg._spectral.raise_if_gauge_dependent``;
   NaN anywhere in the vector cotangents makes it NaN, hence ``ok = False``.
 
-Otherwise ``A_bar`` is unspecified and the rule takes its general path, which words the errors.
+Otherwise ``out`` is unspecified and the rule takes its general path, which words the errors.
+The kernels write into output arrays the caller allocates and return at most a bool: compiled
+closures (one per order, cached on disk) that box a new array on return failed when a second
+order's code was loaded from the cache into the same process ("NRT_adapt_ndarray_to_python:
+descr is NULL"), as the loop kernels of ``kernels.eigh`` and ``kernels.svd`` avoid too.
 The arithmetic of ``A_bar`` is that of ``kernels.eigh`` / ``kernels.svd``'s loop kernels (the
 same inlined helpers in the same order), so both paths give the same bits.
 
@@ -49,22 +53,21 @@ __all__ = [
 
 @functools.cache
 def eigh_pullback_checked(n):
-    """The kernel ``(w, V, w_bar, V_bar, rtol, grtol) -> (A_bar, ok)`` for order ``n``.
+    """The kernel ``(w, V, w_bar, V_bar, rtol, grtol, out) -> ok`` for order ``n``: ``out = A_bar``.
 
     ``A_bar = V (diag(w_bar) + F o skew(V^H V_bar)) V^H`` (``kernels.eigh``); ``ok`` as in the
     module docstring, with ``tol = rtol max|w|`` and the phase residual ``max_i |Im M_ii|``.
     """
 
     @jit
-    def pullback_checked(w, V, w_bar, V_bar, rtol, grtol):
-        out = np.empty((n, n), dtype=V.dtype)
+    def pullback_checked(w, V, w_bar, V_bar, rtol, grtol, out):
         tol = _scale_tol(n, w, rtol)
         if np.isnan(tol):  # NaN values
-            return out, False
+            return False
         for i in range(n):
             for j in range(i):
                 if abs(w[j] - w[i]) <= tol:  # a tie: rotation gauge, in-tie coupling
-                    return out, False
+                    return False
         K = np.empty((n, n), dtype=V.dtype)
         _mul_ah_b_inplace(n, n, n, V, V_bar, K)  # K = V^H V_bar
         phase = 0.0
@@ -77,36 +80,35 @@ def eigh_pullback_checked(n):
                 x = V_bar[i, j]
                 norm2 += x.real * x.real + x.imag * x.imag
         if not phase <= grtol * np.sqrt(norm2):  # also NaN
-            return out, False
+            return False
         _eigh_core_inplace(n, w, w_bar, K, tol, n)
         T = np.empty((n, n), dtype=V.dtype)
         _mul_a_b_inplace(n, n, n, V, K, T)  # T = V K
         _mul_a_bh_hermitian_inplace(n, n, T, V, out)  # out = V K V^H
-        return out, True
+        return True
 
     return pullback_checked
 
 
 @functools.cache
 def svd_pullback_checked(n):
-    """The kernel ``(U, s, Vh, U_bar, s_bar, Vh_bar, rtol, grtol) -> (A_bar, ok)``, square order ``n``.
+    """The kernel ``(U, s, Vh, U_bar, s_bar, Vh_bar, rtol, grtol, out) -> ok``, square order ``n``.
 
     ``A_bar = U X Vh`` with ``X`` of ``kernels.svd`` (no complement terms); ``ok`` as in the module
     docstring, with ``tol = rtol max(s)`` and the phase residual ``max_i |Im(J_ii + K_ii)|``.
     """
 
     @jit
-    def pullback_checked(U, s, Vh, U_bar, s_bar, Vh_bar, rtol, grtol):
-        out = np.empty((n, n), dtype=U.dtype)
+    def pullback_checked(U, s, Vh, U_bar, s_bar, Vh_bar, rtol, grtol, out):
         tol = _scale_tol(n, s, rtol)
         if np.isnan(tol):  # NaN values
-            return out, False
+            return False
         for i in range(n):
             if s[i] <= tol:  # a zero singular value: null-space gauge
-                return out, False
+                return False
             for j in range(i):
                 if abs(s[j] - s[i]) <= tol:  # a tie: rotation gauge, in-tie coupling
-                    return out, False
+                    return False
         J = np.empty((n, n), dtype=U.dtype)
         K = np.empty((n, n), dtype=U.dtype)
         _mul_ah_b_inplace(n, n, n, U, U_bar, J)  # J = U^H U_bar
@@ -122,20 +124,20 @@ def svd_pullback_checked(n):
                 x, y = U_bar[i, j], Vh_bar[i, j]
                 norm2 += x.real * x.real + x.imag * x.imag + y.real * y.real + y.imag * y.imag
         if not phase <= grtol * np.sqrt(norm2):  # also NaN
-            return out, False
+            return False
         s_inv = np.empty(n, dtype=s.dtype)  # unused for square matrices
         _svd_core_inplace(n, _SQUARE, s, s_bar, J, K, tol, s_inv, n)
         T = np.empty((n, n), dtype=U.dtype)
         _mul_a_b_inplace(n, n, n, U, J, T)  # T = U X
         _mul_a_b_inplace(n, n, n, T, Vh, out)  # out = U X Vh
-        return out, True
+        return True
 
     return pullback_checked
 
 
 @functools.cache
 def svdvals_pullback_one(m, n):
-    """The kernel ``(U, Vh, s_bar) -> U diag(s_bar) Vh`` for one ``(m, n)`` matrix (thin factors).
+    """The kernel ``(U, Vh, s_bar, out)``: ``out = U diag(s_bar) Vh``, one ``(m, n)`` matrix (thin).
 
     Nothing to check (no division, no gauge); the arithmetic of ``kernels.svd.svdvals_pullback``
     with one argument fewer to pass and no stack to build.
@@ -143,36 +145,31 @@ def svdvals_pullback_one(m, n):
     k = min(m, n)
 
     @jit
-    def svdvals_pullback(U, Vh, s_bar):
+    def svdvals_pullback(U, Vh, s_bar, out):
         T = np.empty((m, k), dtype=U.dtype)
         for i in range(m):
             for j in range(k):
                 T[i, j] = U[i, j] * s_bar[j]
-        out = np.empty((m, n), dtype=U.dtype)
         _mul_a_b_inplace(m, k, n, T, Vh, out)
-        return out
 
     return svdvals_pullback
 
 
 @functools.cache
 def eigh_pushforward_one(n):
-    """The kernel ``(w, V, A_dot, rtol) -> (w_dot, V_dot)`` for one matrix of order ``n``.
+    """The kernel ``(w, V, A_dot, rtol, w_dot, V_dot)`` for one matrix of order ``n``, into the last two.
 
     ``w_dot = Re diag(C)``, ``V_dot = V (F o herm(C))``, ``C = V^H A_dot V``: the arithmetic of
     ``kernels.eigh.eigh_pushforward``'s loop kernel, without the stack. Nothing to check.
     """
 
     @jit
-    def pushforward_one(w, V, A_dot, rtol):
+    def pushforward_one(w, V, A_dot, rtol, w_dot, V_dot):
         T = np.empty((n, n), dtype=V.dtype)
         C = np.empty((n, n), dtype=V.dtype)
         _mul_a_b_inplace(n, n, n, A_dot, V, T)  # T = A_dot V
         _mul_ah_b_inplace(n, n, n, V, T, C)  # C = V^H A_dot V
-        w_dot = np.empty(n, dtype=w.dtype)
         _eigh_pushforward_core_inplace(n, w, C, w_dot, _scale_tol(n, w, rtol), n)
-        V_dot = np.empty((n, n), dtype=V.dtype)
         _mul_a_b_inplace(n, n, n, V, C, V_dot)
-        return w_dot, V_dot
 
     return pushforward_one

@@ -441,7 +441,8 @@ def eigh_frule(tangents: tuple[Any, Any], a: Any, UPLO: str = "L") -> tuple[Any,
     ):  # one small plain matrix (LAPACK's forward above): the loop kernel, no stack
         lane = checked_lane("eigh", V.shape[0], V.dtype)
         if lane is not None:
-            w_dot, V_dot = eigh_pushforward_one(V.shape[0])(w, V, A_dot, lane[1])
+            w_dot, V_dot = np.empty(w.shape, w.dtype), np.empty(V.shape, V.dtype)
+            eigh_pushforward_one(V.shape[0])(w, V, A_dot, lane[1], w_dot, V_dot)
             return result, Tangent(type(result), w_dot, V_dot)
     A_dot = _tangent_of_input("np.linalg.eigh", A_dot, dense.shape, V.dtype)
     return result, Tangent(type(result), *eigh_pushforward_array(w, V, A_dot))

@@ -65,8 +65,8 @@ def eigh_checked_pullback(w: np.ndarray, V: np.ndarray, lane: Any, general: Any)
                 and w_bar.flags.carray
                 and V_bar.flags.carray
             ):
-                A_bar, ok = kernel(w, V, w_bar, V_bar, rtol, grtol)
-                if ok:
+                A_bar = np.empty(V_shape, V_type)
+                if kernel(w, V, w_bar, V_bar, rtol, grtol, A_bar):
                     return no_tangent, A_bar
         return general()(y_bar)
 
@@ -99,8 +99,8 @@ def svd_checked_pullback(
                 and s_bar.flags.carray
                 and Vh_bar.flags.carray
             ):
-                A_bar, ok = kernel(U, s, Vh, U_bar, s_bar, Vh_bar, rtol, grtol)
-                if ok:
+                A_bar = np.empty(U_shape, U_type)
+                if kernel(U, s, Vh, U_bar, s_bar, Vh_bar, rtol, grtol, A_bar):
                     return no_tangent, A_bar
         return general()(y_bar)
 

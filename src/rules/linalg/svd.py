@@ -408,7 +408,13 @@ def _values_rule(name: str, a: Any, U: Any, s: Any, Vh: Any, hermitian: bool) ->
         m, n = a.shape
         fast = _scaled_product
         if max(m, n) <= crossovers.SVD_LOOPS_MAX_N:
-            fast = svdvals_pullback_one(m, n)
+            kernel = svdvals_pullback_one(m, n)
+
+            def fast(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndarray:
+                out = np.empty((m, n), U.dtype)
+                kernel(U, Vh, s_bar, out)
+                return out
+
         return s, plain_pullback(svdvals_pullback, s.shape, s.dtype, fast, U_k, Vh_k)
     return s, svdvals_pullback
 
