@@ -433,6 +433,7 @@ def eigh_frule(tangents: tuple[Any, Any], a: Any, UPLO: str = "L") -> tuple[Any,
         type(A_dot) is np.ndarray
         and type(V) is np.ndarray
         and V.ndim == 2
+        and V.size > 0
         and V.dtype in _KERNEL_DTYPES
         and A_dot.dtype is V.dtype
         and A_dot.shape == V.shape == dense.shape
