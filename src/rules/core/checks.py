@@ -212,10 +212,12 @@ def named(error: Exception, function: str, stage: str) -> Exception | None:
 def plain_parts(y: tuple[Any, ...], y_bar: Any, n: int) -> bool:
     """Whether ``y_bar`` holds one plain non-object ndarray of its shape per output of ``y``.
 
-    ``y`` a tuple of ``n`` ndarrays, ``y_bar`` a tuple or list: then every check the registry
-    makes on the cotangent of a tuple output passes as is. The common cotangent of a
-    multi-output function (``eigh``'s ``(w_bar, V_bar)``); the general checks build names and
-    messages eagerly, several microseconds on a 4x4 pullback.
+    ``y`` a tuple of ``n`` ndarrays or numpy scalars (``slogdet``'s ``(sign, logabsdet)``, whose
+    cotangents are then 0-d arrays), ``y_bar`` a tuple or list: then every check the registry
+    makes on the cotangent of a tuple output passes as is (:func:`primal_shape` of a numpy
+    scalar is its shape ``()``). The common cotangent of a multi-output function (``eigh``'s
+    ``(w_bar, V_bar)``); the general checks build names and messages eagerly, several
+    microseconds on a 4x4 pullback.
     """
     if (type(y_bar) is not tuple and type(y_bar) is not list) or len(y_bar) != n:
         return False
@@ -223,7 +225,7 @@ def plain_parts(y: tuple[Any, ...], y_bar: Any, n: int) -> bool:
         part, y_i = y_bar[i], y[i]
         if (
             type(part) is not np.ndarray
-            or type(y_i) is not np.ndarray
+            or (type(y_i) is not np.ndarray and not isinstance(y_i, np.generic))
             or part.shape != y_i.shape
             or part.dtype.hasobject
         ):

@@ -29,7 +29,7 @@ from rules.core.dispatch import kernel_eligible
 from rules.core.nesting import as_array, contiguous, is_traced
 from rules.linalg._stacks import square_matrices
 from rules.linalg.traced_spectral import masked_inverse_traced
-from tangents import AbstractZero, unthunk
+from tangents import AbstractZero, ProjectTo, unthunk
 
 __all__ = [
     "GaugeError",
@@ -37,9 +37,12 @@ __all__ = [
     "default_rtol",
     "frobenius",
     "gauge_rtol",
+    "lapack_eigh_vectors",
+    "lapack_svd_vectors",
     "masked_inverse",
     "near_ties",
     "optional_cotangent",
+    "plain_projector",
     "raise_if_gauge_dependent",
     "raise_if_tie_coupled",
     "square_input",
@@ -275,7 +278,7 @@ def lapack_eigh(dense: Any, UPLO: Any) -> tuple[np.ndarray, np.ndarray] | None:
     if not _single_lapack(dense, "EIGH_VALUES_SINGLE_MAX_N"):
         return None
     (evd,) = _lapack(("heevd" if dense.dtype.kind == "c" else "syevd",), dense.dtype)
-    w, V, info = evd(dense, compute_v=1, lower=int(UPLO.upper() == "L"))
+    w, V, info = evd(dense, 1, int(UPLO.upper() == "L"))  # compute_v, lower (positional)
     return None if info else (w, np.ascontiguousarray(V))  # C order: the pullback's kernel takes it
 
 
@@ -288,10 +291,101 @@ def lapack_svd(dense: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     if not _single_lapack(dense, "SVD_VALUES_SINGLE_MAX_N"):
         return None
     (gesdd,) = _lapack(("gesdd",), dense.dtype)
-    U, s, Vh, info = gesdd(dense, compute_uv=1, full_matrices=0)
-    return None if info else (U, s, Vh)
+    # The transposed problem A^T = U' S Vh' (compute_uv, thin: positional, cheaper): LAPACK's
+    # factors are Fortran-ordered, so U = Vh'^T and Vh = U'^T are C-ordered views, no copies.
+    # The vectors stay internal; the values agree with A's to rounding, as with every driver.
+    Ut, s, Vht, info = gesdd(dense.T, 1, 0)
+    return None if info else (Vht.T, s, Ut.T)
 
 
 @functools.cache
 def _lapack(names: tuple[str, ...], dtype: np.dtype[Any]) -> tuple[Any, ...]:
     return tuple(lapack.get_lapack_funcs(names, dtype=dtype))
+
+
+# --- one small matrix with its vectors: numpy's LAPACK call, without numpy's wrapper ------------
+# np.linalg.eigh and np.linalg.svd call syevd/heevd and gesdd through a gufunc whose Python
+# wrapper (type resolution, errstate, result wrapping) costs more than the decomposition of a
+# 4x4 matrix. Called through scipy's raw wrappers, the same drivers return numpy's bits,
+# eigenvector and singular-vector signs and phases included (tests/rules/linalg/
+# test_spectral_lapack.py checks it bit for bit on random, symmetric, degenerate and strided
+# inputs). numpy computes float32 in double precision and rounds the results; so does this.
+# numpy raises exactly when LAPACK reports info != 0 (NaN input, no convergence) and returns
+# LAPACK's output otherwise, NaN included; info != 0 goes back to numpy's call, which raises.
+
+_VECTOR_WORK = {
+    np.dtype(np.float64): np.dtype(np.float64),
+    np.dtype(np.float32): np.dtype(np.float64),
+    np.dtype(np.complex128): np.dtype(np.complex128),
+}
+"""The dtypes of the direct calls, each with the precision numpy's linalg computes it in."""
+
+_EVD: dict[np.dtype[Any], Any] = {}  # syevd/heevd and gesdd by dtype: a dict costs less than
+_GESDD: dict[np.dtype[Any], Any] = {}  # functools.cache's key building
+
+
+def lapack_eigh_vectors(a: Any, UPLO: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """``np.linalg.eigh(a, UPLO)`` of one small plain matrix by ``syevd``/``heevd``, else ``None``.
+
+    ``a``: a plain 2-D ndarray of float64, float32 or complex128 up to
+    ``kernels.crossovers.EIGH_VALUES_SINGLE_MAX_N``, ``UPLO`` ``"L"`` or ``"U"``. ``(w, V)`` are
+    numpy's (dtypes, C order, bits); ``None`` for anything else, so the caller takes numpy's path.
+    """
+    if type(a) is not np.ndarray or a.ndim != 2 or (UPLO != "L" and UPLO != "U"):
+        return None
+    n = a.shape[0]
+    work = _VECTOR_WORK.get(a.dtype)
+    if work is None or a.shape[1] != n or not 0 < n <= crossovers.EIGH_VALUES_SINGLE_MAX_N:
+        return None
+    evd = _EVD.get(work)
+    if evd is None:
+        evd = _EVD[work] = _lapack(("heevd" if work.kind == "c" else "syevd",), work)[0]
+    w, V, info = evd(a, 1, int(UPLO == "L"))  # compute_v, lower: positional (keywords cost 1 us)
+    if info:
+        return None
+    if work != a.dtype:  # float32: numpy's rounding of its double-precision result
+        return w.astype(a.dtype), V.astype(a.dtype, order="C")
+    return w, np.ascontiguousarray(V)
+
+
+def lapack_svd_vectors(a: Any, full_matrices: Any) -> tuple[np.ndarray, ...] | None:
+    """``np.linalg.svd(a, full_matrices)`` of one small plain matrix by ``gesdd``, else ``None``.
+
+    ``a``: a plain 2-D ndarray of float64, float32 or complex128 with ``max(m, n)`` up to
+    ``kernels.crossovers.SVD_VALUES_SINGLE_MAX_N``. ``(U, s, Vh)`` are numpy's (dtypes, C order,
+    bits); ``None`` for anything else, so the caller takes numpy's path.
+    """
+    if type(a) is not np.ndarray or a.ndim != 2:
+        return None
+    work = _VECTOR_WORK.get(a.dtype)
+    if work is None or a.size == 0 or max(a.shape) > crossovers.SVD_VALUES_SINGLE_MAX_N:
+        return None
+    gesdd = _GESDD.get(work)
+    if gesdd is None:
+        gesdd = _GESDD[work] = _lapack(("gesdd",), work)[0]
+    U, s, Vh, info = gesdd(a, 1, int(bool(full_matrices)))  # compute_uv, full_matrices
+    if info:
+        return None
+    if work != a.dtype:  # float32: numpy's rounding of its double-precision result
+        real = np.dtype(np.float32)
+        return U.astype(a.dtype, order="C"), s.astype(real), Vh.astype(a.dtype, order="C")
+    return np.ascontiguousarray(U), s, np.ascontiguousarray(Vh)
+
+
+def plain_projector(A: Any, dtype: np.dtype[Any]) -> Any:
+    """``ProjectTo(A)``, skipped where it is the identity: ``A`` a plain ndarray of ``dtype``.
+
+    ``ProjectTo`` of an ndarray returns a cotangent of the primal's dtype and shape as it is
+    (``tangents.projection``), so for such an ``A`` the projector only runs, built then, on
+    cotangents of another type, dtype or shape (traced values of a nested differentiation).
+    """
+    if type(A) is not np.ndarray or A.dtype is not dtype:
+        return ProjectTo(A)
+    shape = A.shape
+
+    def project_plain(A_bar: Any) -> Any:
+        if type(A_bar) is np.ndarray and A_bar.dtype is dtype and A_bar.shape == shape:
+            return A_bar
+        return ProjectTo(np.empty(shape, dtype))(A_bar)
+
+    return project_plain

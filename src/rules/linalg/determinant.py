@@ -254,6 +254,8 @@ def det_rrule(a: Any, /) -> tuple[Any, Any]:
 
     Exact at singular matrices (see the module docstring); stacks ``(..., n, n)``.
     """
+    if _plain_real_square(a) and a.shape[0] <= crossovers.DET_SINGLE_MAX_N and a.flags.carray:
+        return _det_one(a)
     if is_traced(a):  # a nested differentiation
         return traced_systems.det_rrule(np.linalg.det, a)
     forward = _Det(a)
@@ -263,6 +265,26 @@ def det_rrule(a: Any, /) -> tuple[Any, Any]:
         return NoTangent(), project_a(forward.pullback(unthunk(det_bar)))
 
     return forward.y, det_pullback
+
+
+def _det_one(a: np.ndarray) -> tuple[Any, Any]:
+    """``det_rrule`` of one small plain real C-ordered matrix: the kernel path, straight away.
+
+    The kernels of :class:`_DetKernel` on the one-matrix stack ``a[None]``, without the stack
+    and dtype plumbing of :class:`_Det`; a cotangent that is not a plain scalar of ``a``'s
+    dtype (a 0-d array, a numpy or Python float) takes :class:`_Det`'s pullback.
+    """
+    stack = a.reshape(1, *a.shape)
+    dtype, scalar, no_tangent = a.dtype, a.dtype.type, NoTangent()
+
+    def det_pullback(det_bar: Any) -> tuple[Any, Any]:
+        if type(det_bar) is np.ndarray and det_bar.dtype is dtype and det_bar.shape == ():
+            return no_tangent, kdet.det_pullback_batched(stack, det_bar.reshape(1))[0]
+        if type(det_bar) is float or type(det_bar) is scalar:
+            return no_tangent, kdet.det_pullback_batched(stack, np.array([det_bar], dtype))[0]
+        return NoTangent(), ProjectTo(a)(_Det(a).pullback(unthunk(det_bar)))
+
+    return kdet_value.det_batched(stack)[0], det_pullback
 
 
 @frule.register(np.linalg.det)
@@ -478,10 +500,19 @@ class _SlogdetOne:
     def __init__(self, A: np.ndarray) -> None:
         getrf, _, _ = lapack_functions(("getrf", "getrs", "getri"), A.dtype)
         self.lu, self.piv, _ = getrf(A)  # info > 0 (a zero pivot) is read off the diagonal
-        sign, logabsdet = _sign_and_log_small(self.lu, self.piv)
-        self.sign = sign[0]
+        # _sign_and_log_small in Python floats (real A): numpy's sum of log|u_kk| in its order
+        d = self.lu.diagonal().tolist()
+        if 0.0 in d:
+            self.sign, logabsdet = 0.0, -math.inf
+        else:
+            negative = sum(1 for i, p in enumerate(self.piv.tolist()) if p != i)
+            logabsdet = 0.0
+            for x in d:
+                logabsdet += math.log(abs(x))
+                negative += x < 0
+            self.sign = -1.0 if negative % 2 else 1.0
         scalar = A.dtype.type
-        self.y = SlogdetResult(scalar(self.sign), scalar(logabsdet[0]))
+        self.y = tuple.__new__(SlogdetResult, (scalar(self.sign), scalar(logabsdet)))
 
     def pullback(self, y_bar: Any) -> Any:
         """``A_bar = logabsdet_bar A^-T`` (the sign of a real determinant is locally constant)."""
@@ -503,7 +534,7 @@ class _SlogdetOne:
         if self.lu.shape[0] > crossovers.DET_GETRI_MAX_N:
             return kdet.slogdet_pullback_lapack(self.lu, self.piv, self.sign, 0.0, l_bar)
         A_inverse = getri(self.lu, self.piv)[0]
-        return (l_bar * A_inverse.T).astype(self.lu.dtype, copy=False)
+        return l_bar * A_inverse.T  # a Python float: the dtype stays the matrix's
 
     def pushforward(self, A_dot: Any) -> Any:
         """``logabsdet_dot = tr(A^-1 A_dot)``, ``sign_dot = 0``."""

@@ -87,6 +87,7 @@ import numpy as np
 
 from kernels import eigh as keigh
 from kernels.eigh_forward import eigh_batched
+from kernels.spectral_checked import eigh_pushforward_one
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
 from rules.core.nesting import as_array, contiguous, innermost_value, is_traced
@@ -98,13 +99,16 @@ from rules.linalg._spectral import (
     frobenius,
     gauge_rtol,
     lapack_eigh,
+    lapack_eigh_vectors,
     masked_inverse,
     optional_cotangent,
+    plain_projector,
     raise_if_gauge_dependent,
     raise_if_tie_coupled,
     square_input,
 )
 from rules.linalg._stacks import adjoint, plain_pullback, plain_real_matrix
+from rules.linalg.spectral_one import checked_lane, eigh_checked_pullback
 from tangents import NoTangent, ProjectTo, Tangent, unthunk
 
 __all__ = [
@@ -114,6 +118,8 @@ __all__ = [
     "eigh_pushforward_array",
     "eigh_pushforward_formula",
 ]
+
+_KERNEL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64, np.complex128)))
 
 _PHASE = "the phase of complex eigenvectors"
 _ROTATION = "the choice of eigenvectors inside a degenerate eigenspace"
@@ -341,7 +347,7 @@ def _tangent_of_input(name: str, A_dot: Any, shape: tuple[int, ...], dtype: Any)
 def _vectors_rule(name: str, A: Any, result: Any) -> tuple[Any, Any]:
     """``(result, pullback)`` for a function returning ``(w, V)``."""
     w, V = result
-    project_A = ProjectTo(A)
+    project_A = plain_projector(A, V.dtype)
 
     def eigh_pullback(y_bar: Any) -> tuple[Any, Any]:
         w_bar, V_bar = split_cotangent(y_bar, 2)
@@ -387,6 +393,9 @@ def _stack_eigh(dense: np.ndarray, lower: bool) -> tuple[np.ndarray, np.ndarray]
 
 
 def _numpy_eigh(name: str, a: Any, UPLO: str) -> tuple[np.ndarray, Any]:
+    pair = lapack_eigh_vectors(a, UPLO)  # one small matrix: numpy's syevd/heevd, called directly
+    if pair is not None:
+        return a, _EighResult(*pair)
     dense = square_input(name, a)
     if dense.ndim > 2 and isinstance(UPLO, str) and UPLO.upper() in ("L", "U"):  # stacks
         pair = _stack_eigh(dense, UPLO.upper() == "L")
@@ -401,6 +410,15 @@ def eigh_rrule(a: Any, UPLO: str = "L") -> tuple[Any, Any]:
 
     See the module docstring for the formula and the degenerate and gauge policy.
     """
+    pair = lapack_eigh_vectors(a, UPLO)  # one small plain matrix: numpy's LAPACK call directly
+    if pair is not None:
+        result = tuple.__new__(_EighResult, pair)  # the namedtuple without its __new__'s call
+        w, V = pair
+        lane = checked_lane("eigh", V.shape[0], V.dtype)
+        if lane is not None:  # the pullback in one compiled call (rules.linalg.spectral_one)
+            general = lambda: _vectors_rule("np.linalg.eigh", a, result)[1]
+            return result, eigh_checked_pullback(w, V, lane, general)
+        return _vectors_rule("np.linalg.eigh", a, result)
     _, result = _numpy_eigh("np.linalg.eigh", a, UPLO)
     return _vectors_rule("np.linalg.eigh", a, result)
 
@@ -410,7 +428,24 @@ def eigh_frule(tangents: tuple[Any, Any], a: Any, UPLO: str = "L") -> tuple[Any,
     r"""Forward rule for ``np.linalg.eigh``: :math:`\dot w = \mathrm{Re\,diag}(C)`, :math:`\dot V = V (F \circ C)`."""
     dense, result = _numpy_eigh("np.linalg.eigh", a, UPLO)
     w, V = result
-    A_dot = _tangent_of_input("np.linalg.eigh", tangents[1], dense.shape, V.dtype)
+    A_dot = tangents[1]
+    if (
+        type(A_dot) is np.ndarray
+        and type(V) is np.ndarray
+        and V.ndim == 2
+        and V.size > 0
+        and V.dtype in _KERNEL_DTYPES
+        and A_dot.dtype is V.dtype
+        and A_dot.shape == V.shape == dense.shape
+        and A_dot.flags.carray
+        and V.flags.carray
+    ):  # one small plain matrix (LAPACK's forward above): the loop kernel, no stack
+        lane = checked_lane("eigh", V.shape[0], V.dtype)
+        if lane is not None:
+            w_dot, V_dot = np.empty(w.shape, w.dtype), np.empty(V.shape, V.dtype)
+            eigh_pushforward_one(V.shape[0])(w, V, A_dot, lane[1], w_dot, V_dot)
+            return result, Tangent(type(result), w_dot, V_dot)
+    A_dot = _tangent_of_input("np.linalg.eigh", A_dot, dense.shape, V.dtype)
     return result, Tangent(type(result), *eigh_pushforward_array(w, V, A_dot))
 
 

@@ -7,6 +7,7 @@ the formulas, the gauge and tie policy and the paths); this module maps scipy's 
 
 from __future__ import annotations
 
+import cmath
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ import scipy.linalg as sla
 
 from rules.core.nesting import call
 from rules.core.registry import frule, rrule
+from rules.linalg._spectral import lapack_svd
 from rules.linalg.svd import (
     _decompose,
     _frule,
@@ -96,8 +98,26 @@ def scipy_svdvals_rrule(
 ) -> tuple[np.ndarray, Any]:
     """Reverse rule for ``scipy.linalg.svdvals``: ``A_bar = U diag(s_bar) V^H``."""
     name = "scipy.linalg.svdvals"
-    _, result = _scipy_svd(name, a, False, overwrite_a, check_finite)
+    result = _single_values(a, overwrite_a, check_finite)
+    if result is None:
+        _, result = _scipy_svd(name, a, False, overwrite_a, check_finite)
     return _values_rule(name, a, *result, False)
+
+
+def _single_values(a: Any, overwrite_a: bool, check_finite: bool) -> Any:
+    """``(U, s, Vh)`` of one small plain matrix by LAPACK ``gesdd`` directly, else ``None``.
+
+    scipy's own wrapper costs several times the decomposition of a small matrix. ``None`` (then
+    scipy's path, which raises its errors) for ``overwrite_a``, for non-finite input under
+    ``check_finite`` and for whatever :func:`rules.linalg._spectral.lapack_svd` does not take.
+    """
+    if overwrite_a or type(a) is not np.ndarray or a.ndim != 2:
+        return None
+    if check_finite:  # a sum is NaN or inf when an entry is (a finite overflow: scipy's path)
+        finite = cmath.isfinite(sum(a.ravel().tolist())) if a.size <= 64 else np.isfinite(a).all()
+        if not finite:
+            return None
+    return lapack_svd(a)
 
 
 @frule.register(sla.svdvals)
@@ -106,5 +126,7 @@ def scipy_svdvals_frule(
 ) -> tuple[Any, Any]:
     """Forward rule for ``scipy.linalg.svdvals``."""
     name = "scipy.linalg.svdvals"
-    dense, result = _scipy_svd(name, a, False, overwrite_a, check_finite)
+    dense, result = a, _single_values(a, overwrite_a, check_finite)
+    if result is None:
+        dense, result = _scipy_svd(name, a, False, overwrite_a, check_finite)
     return result[1], _frule(name, tangents[1], dense, result, False, False)

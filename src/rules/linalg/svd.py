@@ -91,7 +91,9 @@ from typing import Any
 
 import numpy as np
 
+from kernels import crossovers
 from kernels import svd as ksvd
+from kernels.spectral_checked import svdvals_pullback_one
 from kernels.svd_forward import svd_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
@@ -104,14 +106,17 @@ from rules.linalg._spectral import (
     frobenius,
     gauge_rtol,
     lapack_svd,
+    lapack_svd_vectors,
     masked_inverse,
     near_ties,
     optional_cotangent,
+    plain_projector,
     raise_if_gauge_dependent,
     raise_if_tie_coupled,
 )
 from rules.linalg._stacks import adjoint, plain_pullback, plain_real_matrix, square_matrices
-from tangents import NoTangent, ProjectTo, Tangent, unthunk
+from rules.linalg.spectral_one import checked_lane, svd_checked_pullback
+from tangents import NoTangent, Tangent, unthunk
 
 __all__ = [
     "GaugeError",
@@ -373,7 +378,7 @@ def _vectors_rule(name: str, a: Any, result: Any, hermitian: bool) -> tuple[Any,
     U, s, Vh = result
     k = s.shape[-1]
     U_k, Vh_k = _thin(U, s, Vh)
-    project_A = ProjectTo(a)
+    project_A = plain_projector(a, U.dtype)
 
     def svd_pullback(y_bar: Any) -> tuple[Any, Any]:
         U_bar, s_bar, Vh_bar = split_cotangent(y_bar, 3)
@@ -390,7 +395,7 @@ def _vectors_rule(name: str, a: Any, result: Any, hermitian: bool) -> tuple[Any,
 def _values_rule(name: str, a: Any, U: Any, s: Any, Vh: Any, hermitian: bool) -> tuple[Any, Any]:
     """``(s, pullback)`` for a function returning the singular values only."""
     U_k, Vh_k = _thin(U, s, Vh)
-    project_A = ProjectTo(a)
+    project_A = plain_projector(a, U.dtype)
 
     def svdvals_pullback(s_bar: Any) -> tuple[Any, Any]:
         s_bar = optional_cotangent(s_bar, name, "s", s.shape, s.dtype)
@@ -398,9 +403,34 @@ def _values_rule(name: str, a: Any, U: Any, s: Any, Vh: Any, hermitian: bool) ->
         return NoTangent(), project_A(_hermitize(A_bar, hermitian))
 
     if not hermitian and plain_real_matrix(a) and U_k.dtype is a.dtype:
-        # one plain real matrix, a plain cotangent: U diag(s_bar) V^T by BLAS straight away
+        # one plain real matrix, a plain cotangent: U diag(s_bar) V^T straight away, compiled
+        # up to the loop kernels' crossover (one call), by BLAS above
+        m, n = a.shape
+        if max(m, n) <= crossovers.SVD_LOOPS_MAX_N:
+            return s, _compiled_values_pullback(svdvals_pullback, U_k, s, Vh_k)
         return s, plain_pullback(svdvals_pullback, s.shape, s.dtype, _scaled_product, U_k, Vh_k)
     return s, svdvals_pullback
+
+
+def _compiled_values_pullback(general: Any, U: np.ndarray, s: np.ndarray, Vh: np.ndarray) -> Any:
+    """``U diag(s_bar) Vh`` in one compiled call for a plain ``s_bar``, else ``general(s_bar)``."""
+    kernel = svdvals_pullback_one(U.shape[0], Vh.shape[1])
+    s_type, s_shape, shape, no_tangent = s.dtype, s.shape, (U.shape[0], Vh.shape[1]), NoTangent()
+
+    def pullback(s_bar: Any) -> tuple[Any, Any]:
+        if (
+            type(s_bar) is np.ndarray
+            and s_bar.dtype is s_type
+            and s_bar.shape == s_shape
+            and s_bar.flags.carray
+        ):
+            A_bar = np.empty(shape, U.dtype)
+            kernel(U, Vh, s_bar, A_bar)
+            return no_tangent, A_bar
+        return general(s_bar)
+
+    pullback.__qualname__ = general.__qualname__
+    return pullback
 
 
 def _scaled_product(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndarray:
@@ -474,6 +504,10 @@ def _numpy_svd(
         factors = lapack_svd(a)  # one small matrix: LAPACK gesdd directly
         if factors is not None:
             return a, _SVDResult(*factors)
+    elif not hermitian:
+        factors = lapack_svd_vectors(a, full_matrices)  # one small matrix: numpy's gesdd directly
+        if factors is not None:
+            return a, _SVDResult(*factors)
 
     def decompose(dense: np.ndarray, full: bool) -> Any:
         factors = None if hermitian or dense.ndim == 2 else _stack_svd(dense, full)  # stacks
@@ -494,6 +528,17 @@ def svd_rrule(
     policy.
     """
     name = "np.linalg.svd"
+    if compute_uv and not hermitian:
+        factors = lapack_svd_vectors(a, full_matrices)  # one small matrix: numpy's gesdd directly
+        if factors is not None:
+            result = tuple.__new__(_SVDResult, factors)  # the namedtuple, without a call
+            U, s, Vh = factors
+            n = s.shape[0]
+            lane = checked_lane("svd", n, s.dtype) if U.shape == Vh.shape == (n, n) else None
+            if lane is not None:  # the pullback in one compiled call (rules.linalg.spectral_one)
+                general = lambda: _vectors_rule(name, a, result, False)[1]
+                return result, svd_checked_pullback(U, s, Vh, lane, general)
+            return _vectors_rule(name, a, result, False)
     _, result = _numpy_svd(name, a, full_matrices and compute_uv, hermitian, not compute_uv)
     if not compute_uv:
         return _values_rule(name, a, *result, hermitian)

@@ -8,7 +8,7 @@ import pytest
 import scipy.linalg as sla
 
 from rules import frule, rrule
-from rules.core.checks import match_fields, named
+from rules.core.checks import match_fields, named, plain_parts
 from rules.core.registry import function_name
 from tangents import NoTangent, Tangent, Thunk, ZeroTangent
 
@@ -267,3 +267,20 @@ def test_named_keeps_the_type_and_gives_up_on_odd_constructors():
     odd = UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
     assert named(odd, "the_rule", "") is None
     assert odd.__notes__ == ["raised in the_rule"]  # named in the traceback instead
+
+
+def test_plain_parts_takes_numpy_scalar_outputs_with_0d_cotangents():
+    y = (np.float64(1.0), np.zeros(3))
+    assert plain_parts(y, (np.asarray(2.0), np.ones(3)), 2)
+    assert not plain_parts(y, (np.ones(1), np.ones(3)), 2)  # shape (1,) for a scalar output
+    assert not plain_parts(y, (2.0, np.ones(3)), 2)  # a Python float: the general checks
+    assert not plain_parts((1.0, np.zeros(3)), (np.asarray(2.0), np.ones(3)), 2)  # Python float
+    assert not plain_parts(y, (np.asarray(2.0, dtype=object), np.ones(3)), 2)
+
+
+def test_slogdet_cotangent_errors_unchanged():
+    _, pullback = rrule(np.linalg.slogdet, np.eye(3))
+    with pytest.raises(ValueError, match="shape"):
+        pullback((np.zeros(2), np.asarray(1.0)))
+    A_bar = pullback((np.asarray(0.0), np.asarray(2.0)))[1]
+    np.testing.assert_array_equal(A_bar, 2 * np.eye(3))

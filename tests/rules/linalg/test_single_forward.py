@@ -244,7 +244,7 @@ def test_svdvals_single_matrix_nan_raises_as_before():
         rrule(np.linalg.svdvals, A)
 
 
-def test_eigh_and_svd_vectors_keep_numpys_call(randn):
+def test_eigh_and_svd_vectors_are_numpys(randn):
     A = randn(np.float64, 4, 4)
     H = A + A.T
     np.testing.assert_array_equal(rrule(np.linalg.eigh, H)[0][1], np.linalg.eigh(H)[1])
