@@ -125,6 +125,9 @@ class Case:
         singular vectors): ``align(result, reference)`` returns the flattened result moved to
         the reference's gauge before the comparison (the reference computes its own LAPACK
         forward; a kernel or a peer may fix the gauge otherwise). ``None``: compared as is.
+    peer_totals_skipped
+        ``(peer, size label)`` pairs whose whole call (forward and backward) is not timed, for
+        a peer known to hang there (the case module says why); the pullback column still is.
     peers_use_rule
         The peers' versions call this project's rule (the ``rules.interop`` adapter rows): their
         results are checked against the reference given the rule's forward outputs, as ours
@@ -144,6 +147,7 @@ class Case:
     rtol: float = 1e-7
     align: Callable[[tuple[np.ndarray, ...], tuple[np.ndarray, ...]], tuple[Any, ...]] | None = None
     peers_use_rule: bool = False
+    peer_totals_skipped: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def name(self) -> str:

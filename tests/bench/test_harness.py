@@ -145,3 +145,35 @@ def test_adapter_rows_check_their_peers_given_the_rules_forward_outputs(monkeypa
         prepared = harness.prepare(row_case, Size(4), [ThroughTheRule()])
         statuses[use_rule] = prepared.peers["jax"].status
     assert statuses == {False: "mismatch", True: "ok"}
+
+
+def test_a_skipped_peer_total_is_never_built_at_its_size():
+    # A peer whose whole call would hang at one size (bench.cases.triangular): its total runner
+    # must not even be built there, while the pullback column and other sizes keep theirs.
+    from bench import harness
+
+    built = []
+
+    class Peer:
+        name = "jax"
+
+        def supports(self, case):
+            return True
+
+        def runner(self, case, inputs):
+            _, pullback = harness.rrule(case.function, *inputs.args)
+            return (lambda: pullback(inputs.cotangent)[1:]), tuple
+
+        def total_runner(self, case, inputs):
+            built.append(inputs.args[0].shape)
+            _, pullback = harness.rrule(case.function, *inputs.args)
+            return (lambda: pullback(inputs.cotangent)[1:]), tuple
+
+    case = next(c for c in products.CASES if c.kind == "pullback")
+    case = dataclasses.replace(case, peer_totals_skipped=frozenset({("jax", "3x4")}))
+    skipped = harness.prepare(case, Size(4, batch=3), [Peer()])
+    kept = harness.prepare(case, Size(4), [Peer()])
+    assert "jax" in skipped.callables
+    assert "jax_total" not in skipped.callables
+    assert "jax_total" in kept.callables
+    assert built == [(4, 4)]
