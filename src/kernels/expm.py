@@ -40,10 +40,10 @@ from kernels._smallmat import (
     _upper_solve_inplace,
 )
 
-__all__ = ["expm_forward_batched", "expm_frechet_batched"]
+__all__ = ["PADE", "THETA", "expm_forward_batched", "expm_frechet_batched"]
 
-# Al-Mohy and Higham 2009, Table 3.1 (the rule's _THETA) and the Pade numerators' b_0 .. b_m
-# (the rule's _PADE), as tuples padded with zeros to one length (one type, chosen at run time):
+# Al-Mohy and Higham 2009, Table 3.1 (THETA below) and the Pade numerators' b_0 .. b_m
+# (PADE below), as tuples padded with zeros to one length (one type, chosen at run time):
 # module globals are frozen into the compiled code.
 _THETA3 = 1.495585217958292e-2
 _THETA5 = 2.539398330063230e-1
@@ -81,6 +81,13 @@ _B13 = (
     182.0,
     1.0,
 )
+
+THETA = {3: _THETA3, 5: _THETA5, 7: _THETA7, 9: _THETA9, 13: _THETA13}
+"""Largest ``eta`` for which ``r_m`` is accurate to double precision (Al-Mohy and Higham 2009,
+Table 3.1), by degree ``m``: the table of the rule's numpy path too."""
+
+PADE = {m: b[: m + 1] for m, b in ((3, _B3), (5, _B5), (7, _B7), (9, _B9), (13, _B13))}
+"""The ``[m/m]`` Pade numerators' ``b_0 .. b_m`` of ``exp``, by degree ``m`` (unpadded)."""
 
 
 @jit

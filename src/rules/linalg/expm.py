@@ -62,7 +62,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from kernels.expm import expm_forward_batched, expm_frechet_batched
+from kernels.expm import PADE, THETA, expm_forward_batched, expm_frechet_batched
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import KERNEL_DTYPES, crossover
 from rules.core.nesting import as_array, call, innermost_value, is_traced
@@ -73,52 +73,7 @@ from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, unthunk
 
 __all__ = ["expm_frule", "expm_rrule"]
 
-_THETA = {
-    3: 1.495585217958292e-2,
-    5: 2.539398330063230e-1,
-    7: 9.504178996162932e-1,
-    9: 2.097847961257068e0,
-    13: 5.371920351148152e0,
-}
-"""Largest ``eta`` for which ``r_m`` is accurate to double precision.
-
-Al-Mohy and Higham 2009, Table 3.1.
-"""
-
-_PADE = {
-    3: (120.0, 60.0, 12.0, 1.0),
-    5: (30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0),
-    7: (17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0),
-    9: (
-        17643225600.0,
-        8821612800.0,
-        2075673600.0,
-        302702400.0,
-        30270240.0,
-        2162160.0,
-        110880.0,
-        3960.0,
-        90.0,
-        1.0,
-    ),
-    13: (
-        64764752532480000.0,
-        32382376266240000.0,
-        7771770303897600.0,
-        1187353796428800.0,
-        129060195264000.0,
-        10559470521600.0,
-        670442572800.0,
-        33522128640.0,
-        1323241920.0,
-        40840800.0,
-        960960.0,
-        16380.0,
-        182.0,
-        1.0,
-    ),
-}
-"""Coefficients ``b_0 .. b_m`` of the numerator of the ``[m/m]`` Pade approximant of ``exp``."""
+_THETA, _PADE = THETA, PADE  # Al-Mohy and Higham 2009: the kernels' tables
 
 
 def _norm1(M: np.ndarray) -> np.ndarray:
