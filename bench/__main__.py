@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=1,
         metavar="N",
-        help="BLAS, Numba and peer threads (default 1, as DESIGN.md section 6)",
+        help="BLAS, Numba and peer threads (default 1, as DESIGN.md section 6; with 1 the "
+        "process is pinned to one CPU, so that no library's pool uses a second core)",
     )
     parser.add_argument(
         "--peers",
@@ -133,9 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.budget is not None and args.budget <= 0:
         parser.error("--budget must be positive")
 
-    from bench.environment import set_thread_variables
+    from bench.environment import pin_one_cpu, set_thread_variables
 
     set_thread_variables(args.threads)  # before numpy (and BLAS) load
+    pinned_cpu = pin_one_cpu() if args.threads == 1 else None  # before any thread pool starts
 
     if args.plot:
         from bench.plot import check_matplotlib
@@ -175,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
 
     threads = limit_threads(args.threads)
     peers, peer_reports = load_peers(args.threads) if args.peers else ([], [])
-    environment = describe(threads, peer_reports)
+    environment = describe(threads, peer_reports, pinned_cpu)
     peer_names = [peer.name for peer in peers]
     timed = sum((4 if case.kind == "pullback" else 3) + len(peers) for case, _ in rows_to_run)
     budget = _budget(args, timed)

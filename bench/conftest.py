@@ -5,7 +5,7 @@ variables are set in ``pytest_configure``, before the test modules (and numpy) a
 :func:`bench.environment.limit_threads` enforces them again once numpy is loaded.
 """
 
-from bench.environment import set_thread_variables
+from bench.environment import pin_one_cpu, set_thread_variables
 
 
 def pytest_addoption(parser):
@@ -19,4 +19,7 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    set_thread_variables(config.getoption("--bench-threads"))
+    threads = config.getoption("--bench-threads")
+    set_thread_variables(threads)
+    if threads == 1 and config.getoption("--bench-peers"):
+        pin_one_cpu()  # XLA's pool would use every usable core (bench.peers)

@@ -7,6 +7,10 @@ environment variables once, when they are loaded:
 * :func:`set_thread_variables` sets ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ... and
   ``NUMBA_NUM_THREADS``; it must run before numpy is imported (``python -m bench`` calls it
   first thing).
+* :func:`pin_one_cpu` (one-thread runs) restricts the process to one CPU, before any thread
+  pool starts: XLA sizes its intra-op pool from the CPUs the process may use, whatever
+  ``XLA_FLAGS`` say, and JAX 0.10 splits a batched LAPACK call (``eigh`` of a 1000 x (16x16)
+  stack) across that pool, so without it JAX's column was two cores' time.
 * :func:`limit_threads` runs after the imports: threadpoolctl (when installed, in the ``bench``
   extra) sets and reads back the thread count of every loaded BLAS/OpenMP library, and Numba's
   count is set with ``numba.set_num_threads``.
@@ -32,6 +36,7 @@ __all__ = [
     "format_environment",
     "limit_threads",
     "numba_cache_state",
+    "pin_one_cpu",
     "set_thread_variables",
 ]
 
@@ -58,6 +63,20 @@ def set_thread_variables(threads: int) -> list[str]:
     for variable in THREAD_VARIABLES:
         os.environ[variable] = str(threads)
     return late
+
+
+def pin_one_cpu() -> int | None:
+    """Restrict this process to the lowest CPU it may use now; return that CPU's number.
+
+    Threads started afterwards (BLAS pools, Numba's, XLA's and PyTorch's) inherit the mask, so
+    a one-thread run measures one core for every column. Returns ``None`` where the platform
+    has no ``os.sched_setaffinity`` (then nothing changes).
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    cpu = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpu})
+    return cpu
 
 
 def limit_threads(threads: int) -> dict[str, Any]:
@@ -166,16 +185,19 @@ def _usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def describe(threads: dict[str, Any], peers: list[dict[str, Any]]) -> dict[str, Any]:
+def describe(
+    threads: dict[str, Any], peers: list[dict[str, Any]], pinned_cpu: int | None = None
+) -> dict[str, Any]:
     """The environment of a run, as a JSON-ready dict.
 
     ``threads`` is :func:`limit_threads`'s report, ``peers`` the peers' own reports (name,
-    version, threads, status).
+    version, threads, status), ``pinned_cpu`` what :func:`pin_one_cpu` returned, if it ran.
     """
     return {
         "cpu": _cpu_name(),
         "cores": os.cpu_count(),
         "usable_cores": _usable_cores(),
+        "pinned_cpu": pinned_cpu,
         "machine": platform.machine(),
         "system": platform.platform(),
         "python": platform.python_version(),
@@ -211,6 +233,11 @@ def format_environment(env: dict[str, Any]) -> str:
         lines.append(
             f"BLAS threads: {threads['requested']} requested through environment variables "
             "set before numpy was imported (install threadpoolctl to verify)"
+        )
+    if env.get("pinned_cpu") is not None:
+        lines.append(
+            f"CPU affinity: the process runs on CPU {env['pinned_cpu']} only (one-thread run; "
+            "XLA's intra-op pool ignores XLA_FLAGS and would use every usable core)"
         )
     numba_threads = "n/a (NUMBA_DISABLE_JIT=1)" if threads["numba"] is None else threads["numba"]
     lines.append(f"Numba threads: {numba_threads} (NUMBA_NUM_THREADS={threads['numba_max']})")

@@ -15,7 +15,10 @@ A case names the peer's version of its function (``jax=lambda jax: jax.numpy.lin
 Both peers run in float64 (``jax_enable_x64``). Threads: PyTorch through
 ``torch.set_num_threads``; JAX through ``XLA_FLAGS`` set before jax is imported
 (``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1`` for one thread; with more
-threads XLA keeps its default). Runners return results only after the computation finished
+threads XLA keeps its default). These flags do not bound XLA's intra-op pool, which has one
+thread per usable CPU and runs batched LAPACK calls in parallel (JAX 0.10.2: 14 ms wall and
+20 ms CPU for ``eigh`` of a 1000 x (16x16) stack on 2 cores, 19.6 ms pinned to one), so a
+one-thread run pins the process first (:func:`bench.environment.pin_one_cpu`). Runners return results only after the computation finished
 (``block_until_ready``).
 """
 
