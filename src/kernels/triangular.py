@@ -161,9 +161,11 @@ def solve_triangular_pullback_blas(T, X, X_bar, lower=False, trans=0, unit_diago
     """
     B_bar = _trsm(T, X_bar, lower, ("C", "conj", "N")[trans], unit_diagonal)
     n = len(X)
-    G = -(B_bar.reshape(n, -1) @ X.reshape(n, -1).conj().T)  # the cotangent of op(T)
+    X2 = X.reshape(n, -1)
+    G = B_bar.reshape(n, -1) @ (X2.conj() if np.iscomplexobj(X2) else X2).T  # -op(T)'s cotangent
     G = (G, G.T, G.conj().T)[trans]
-    return _tri(G, lower, unit_diagonal), B_bar
+    T_bar = _tri(G, lower, unit_diagonal)
+    return np.negative(T_bar, out=T_bar), B_bar
 
 
 def solve_triangular_pushforward_blas(

@@ -205,7 +205,18 @@ def _unbatch(x: Any, batch: tuple[int, ...]) -> Any:
 
 
 def _stack_results(results: list[Any]) -> Any:
-    """One result per matrix (arrays, or tuples of arrays) stacked into ``(b, ...)`` results."""
+    """One result per matrix (arrays, or tuples of arrays) stacked into ``(b, ...)`` results.
+
+    A stack of one comes back as views of its C-contiguous results, copied only when they are
+    not (a rule that treats one large matrix as a stack of one would otherwise copy every
+    result: at n = 256 the copies of solve_triangular's two cotangents took a third of its
+    pullback).
+    """
+    if len(results) == 1:
+        first = results[0]
+        if isinstance(first, tuple):
+            return tuple(np.ascontiguousarray(part)[None] for part in first)
+        return np.ascontiguousarray(first)[None]
     if results and isinstance(results[0], tuple):
         return tuple(np.stack(parts) for parts in zip(*results, strict=True))
     return np.stack(results)

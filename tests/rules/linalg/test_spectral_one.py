@@ -401,7 +401,10 @@ def test_scipy_svdvals_lane_agrees_with_scipys_path(monkeypatch, randn, dtype, s
         patch.setattr(rscipy_svd, "_single_values", lambda *args: None)
         s_general, pullback_general = rrule(sla.svdvals, A)
     tol = 1e-5 if dtype == np.float32 else 1e-12
-    np.testing.assert_allclose(s, sla.svdvals(A), rtol=tol)
+    # Weyl: a backward-stable SVD moves each singular value by about eps * s_max, so the
+    # smallest ones agree to that absolute size, not relatively (the lane computes the vectors,
+    # scipy's svdvals not: LAPACK takes another path for the values, and the bits differ)
+    np.testing.assert_allclose(s, sla.svdvals(A), rtol=tol, atol=tol * s.max())
     assert s.dtype == s_general.dtype
     s_bar = randn(s.dtype, len(s))
     np.testing.assert_allclose(pullback(s_bar)[1], pullback_general(s_bar)[1], rtol=tol, atol=tol)

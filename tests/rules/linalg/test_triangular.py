@@ -189,6 +189,43 @@ def test_frule_of_one_plain_system_agrees_with_the_stack_path(real, lower, trans
         frule((NoTangent(), a_dot, b_dot), sla.solve_triangular, a, b + np.inf, **options)
 
 
+@pytest.mark.parametrize(("n", "b_shape"), [(40, (40, 30)), (200, (200,))])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("unit", [False, True])
+@pytest.mark.parametrize("trans", [0, 1, "C"])
+@pytest.mark.parametrize("lower", [False, True])
+def test_frule_of_a_large_plain_system_matches_finite_differences(
+    monkeypatch, lower, trans, unit, order, n, b_shape
+):
+    # above the fused lane: trtrs on T's Fortran view (C order) or on T itself (F order), trmm
+    # on the triangle of T_dot; NaN in the triangle that is not read must not reach X_dot
+    calls = []
+    plain = triangular._frule_plain
+    monkeypatch.setattr(triangular, "_frule_plain", lambda *args: calls.append(1) or plain(*args))
+    rng = np.random.default_rng(5)
+    a = np.asarray(0.3 * rng.standard_normal((n, n)) / np.sqrt(n) + 2 * np.eye(n), order=order)
+    b, b_dot = (rng.standard_normal(b_shape) for _ in range(2))
+    a_dot = np.asarray(rng.standard_normal((n, n)), order=order)
+    unread = np.triu(np.ones((n, n), bool), 1) if lower else np.tril(np.ones((n, n), bool), -1)
+    a_dot[unread] = np.nan
+    if unit:
+        np.fill_diagonal(a_dot, np.nan)
+    options = {"trans": trans, "lower": lower, "unit_diagonal": unit}
+    x, x_dot = frule((NoTangent(), a_dot, b_dot), sla.solve_triangular, a, b, **options)
+    assert calls, "the plain trtrs path was not taken"
+    assert x_dot.shape == x.shape == b.shape
+    assert x_dot.dtype == np.float64
+    h = 1e-6
+
+    def solve(sign):  # unread entries of a are never read: check_finite off for the NaN
+        return sla.solve_triangular(
+            a + sign * h * a_dot, b + sign * h * b_dot, check_finite=False, **options
+        )
+
+    np.testing.assert_allclose(x, sla.solve_triangular(a, b, **options), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(x_dot, (solve(1) - solve(-1)) / (2 * h), rtol=1e-6, atol=1e-7)
+
+
 def test_check_finite_takes_huge_finite_entries():
     # the sum-of-squares test overflows here: the exact test must decide
     from rules.linalg._systems import _all_finite
