@@ -316,3 +316,70 @@ def _central_gradient(loss, A, h=1e-4):
 def gradient():
     """``gradient(loss, A, h=1e-4)``: the gradient of a real ``loss`` by central differences."""
     return _central_gradient
+
+
+# --- single-matrix lanes against the general path -------------------------------------------------
+
+
+@pytest.fixture
+def call_counts(monkeypatch):
+    """``call_counts(module, names)``: a dict counting calls of ``module.<name>`` for each name.
+
+    Keys drop an ``_into`` suffix; the functions still run. A lane test's spy: it fails when a
+    lane that should be taken silently stops being taken.
+    """
+
+    def call_counts(module, names):
+        calls = {}
+        for name in names:
+            function, short = getattr(module, name), name.removesuffix("_into")
+
+            def counted(*args, _function=function, _name=short):
+                calls[_name] = calls.get(_name, 0) + 1
+                return _function(*args)
+
+            monkeypatch.setattr(module, name, counted)
+        return calls
+
+    return call_counts
+
+
+@pytest.fixture
+def lane_off(monkeypatch):
+    """``lane_off(target, name, value)``: ``general(f)``, which returns ``f()`` with
+    ``target.<name>`` set to ``value`` for that call only (the lane switched off).
+    """
+
+    def lane_off(target, name, value):
+        def general(f):
+            with monkeypatch.context() as patch:
+                patch.setattr(target, name, value)
+                return f()
+
+        return general
+
+    return lane_off
+
+
+def _assert_same(a, b, tol=0.0):
+    """``a`` and ``b`` alike in type, nesting, dtype and shape; arrays equal (within ``tol``)."""
+    assert type(a) is type(b)
+    if isinstance(a, tuple):
+        assert len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            _assert_same(x, y, tol)
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype
+        assert a.shape == b.shape
+        if tol:
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+        else:
+            np.testing.assert_array_equal(a, b)
+    else:
+        assert a == b
+
+
+@pytest.fixture
+def assert_same():
+    """``assert_same(a, b, tol=0.0)``: a lane's result against the general path's, recursively."""
+    return _assert_same

@@ -15,24 +15,15 @@ from tangents import NoTangent, Tangent, ZeroTangent
 
 
 @pytest.fixture
-def spy(monkeypatch):
+def spy(call_counts):
     """Counts of the fused kernels' calls, by name (as ``rules.linalg.qr`` calls them)."""
-    calls = {}
-    for name in ("qr_single_into", "qr_single_pullback_into", "qr_single_jvp"):
-        kernel, short = getattr(rules_qr, name), name.removesuffix("_into")
-
-        def counted(*args, _kernel=kernel, _name=short):
-            calls[_name] = calls.get(_name, 0) + 1
-            return _kernel(*args)
-
-        monkeypatch.setattr(rules_qr, name, counted)
-    return calls
+    return call_counts(rules_qr, ("qr_single_into", "qr_single_pullback_into", "qr_single_jvp"))
 
 
-def _general(monkeypatch, f):
-    with monkeypatch.context() as m:
-        m.setattr(crossovers, "QR_FAST_SINGLE_MAX_N", 0)
-        return f()
+@pytest.fixture
+def general_path(lane_off):
+    """``general_path(f)``: ``f()`` on the general path."""
+    return lane_off(crossovers, "QR_FAST_SINGLE_MAX_N", 0)
 
 
 def _whole(A, y_bar, mode="reduced"):
@@ -40,41 +31,31 @@ def _whole(A, y_bar, mode="reduced"):
     return y, pb(y_bar)
 
 
-def _assert_same(a, b):
-    assert type(a) is type(b)
-    if isinstance(a, tuple):
-        assert len(a) == len(b)
-        for x, y in zip(a, b, strict=True):
-            _assert_same(x, y)
-    elif isinstance(a, np.ndarray):
-        assert a.dtype == b.dtype
-        assert a.shape == b.shape
-        np.testing.assert_array_equal(a, b)
-    else:
-        assert type(a) is type(b)
-
-
 @pytest.mark.parametrize("n", [1, 2, 4, 7, 12])
 @pytest.mark.parametrize("mode", ["reduced", "complete"])
-def test_fast_lane_agrees_with_the_general_path(monkeypatch, spy, dominant, randn, dtype, n, mode):
+def test_fast_lane_agrees_with_the_general_path(
+    assert_same, general_path, spy, dominant, randn, dtype, n, mode
+):
     A = dominant(dtype, n, n)
     y_bar = (randn(dtype, n, n), randn(dtype, n, n))
     fast = _whole(A, y_bar, mode)
-    _assert_same(fast, _general(monkeypatch, lambda: _whole(A, y_bar, mode)))
+    assert_same(fast, general_path(lambda: _whole(A, y_bar, mode)))
     for ours, lapack in zip(fast[0], np.linalg.qr(A, mode), strict=True):
         np.testing.assert_allclose(ours, lapack, rtol=1e-4, atol=1e-5)  # LAPACK's signs
     assert spy["qr_single"] == spy["qr_single_pullback"] == 1
 
 
 @pytest.mark.parametrize("n", [1, 4, 12])
-def test_fast_frule_agrees_with_the_general_path(monkeypatch, spy, dominant, randn, dtype, n):
+def test_fast_frule_agrees_with_the_general_path(
+    assert_same, general_path, spy, dominant, randn, dtype, n
+):
     A, A_dot = dominant(dtype, n, n), randn(dtype, n, n)
     fast = frule((NoTangent(), A_dot), np.linalg.qr, A)
-    general = _general(monkeypatch, lambda: frule((NoTangent(), A_dot), np.linalg.qr, A))
-    _assert_same(fast[0], general[0])
+    general = general_path(lambda: frule((NoTangent(), A_dot), np.linalg.qr, A))
+    assert_same(fast[0], general[0])
     assert type(fast[1]) is type(general[1])
-    _assert_same(fast[1].Q, general[1].Q)
-    _assert_same(fast[1].R, general[1].R)
+    assert_same(fast[1].Q, general[1].Q)
+    assert_same(fast[1].R, general[1].R)
     assert spy["qr_single_jvp"] == 1
 
 
@@ -87,7 +68,7 @@ def test_fast_lane_derivatives_by_finite_differences(dominant, dtype, n):
 
 
 @pytest.mark.parametrize("layout", ["F", "strided", "readonly"])
-def test_other_layouts_of_the_input(monkeypatch, spy, dominant, randn, layout):
+def test_other_layouts_of_the_input(assert_same, general_path, spy, dominant, randn, layout):
     base = dominant(np.float64, 8, 8)
     A = {
         "F": np.asfortranarray(base[:4, :4]),
@@ -96,11 +77,13 @@ def test_other_layouts_of_the_input(monkeypatch, spy, dominant, randn, layout):
     }[layout]
     A.flags.writeable = layout != "readonly"
     y_bar = (randn(np.float64, 4, 4), randn(np.float64, 4, 4))
-    _assert_same(_whole(A, y_bar), _general(monkeypatch, lambda: _whole(A, y_bar)))
+    assert_same(_whole(A, y_bar), general_path(lambda: _whole(A, y_bar)))
     assert spy["qr_single"] == spy["qr_single_pullback"] == 1
 
 
-def test_cotangents_the_fused_pullback_does_not_take(monkeypatch, spy, dominant, randn):
+def test_cotangents_the_fused_pullback_does_not_take(
+    assert_same, general_path, spy, dominant, randn
+):
     A = dominant(np.float64, 4, 4)
     Q_bar, R_bar = randn(np.float64, 4, 4), randn(np.float64, 4, 4)
     Result = type(np.linalg.qr(A))
@@ -113,12 +96,12 @@ def test_cotangents_the_fused_pullback_does_not_take(monkeypatch, spy, dominant,
         [Q_bar, R_bar],
     ]
     for y_bar in cotangents:
-        _assert_same(_whole(A, y_bar), _general(monkeypatch, lambda y_bar=y_bar: _whole(A, y_bar)))
+        assert_same(_whole(A, y_bar), general_path(lambda y_bar=y_bar: _whole(A, y_bar)))
     assert spy["qr_single"] == len(cotangents)
     assert spy["qr_single_pullback"] == 1  # only the list of C-ordered float64 arrays
 
 
-def test_rank_deficient_and_nan_input(monkeypatch, spy, randn):
+def test_rank_deficient_and_nan_input(general_path, spy, randn):
     A = randn(np.float64, 4, 4)
     A[:, 1] = 0  # R[1, 1] == 0 exactly
     _y, pb = rrule(np.linalg.qr, A)
@@ -131,7 +114,7 @@ def test_rank_deficient_and_nan_input(monkeypatch, spy, randn):
     A[2, 3] = np.nan  # NaN in, NaN out, no exception (as the general path)
     y_bar = (randn(np.float64, 4, 4), randn(np.float64, 4, 4))
     fast = _whole(A, y_bar)
-    general = _general(monkeypatch, lambda: _whole(A, y_bar))
+    general = general_path(lambda: _whole(A, y_bar))
     for got, want in zip((*fast[0], fast[1][1]), (*general[0], general[1][1]), strict=True):
         np.testing.assert_array_equal(got, want)
     assert np.isnan(fast[1][1]).any()

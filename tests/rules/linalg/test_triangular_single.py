@@ -26,43 +26,20 @@ NAMES = (
 
 
 @pytest.fixture
-def spy(monkeypatch):
-    calls = {}
-    for name in NAMES:
-        kernel, short = getattr(ktri_single, name), name.removesuffix("_into")
-
-        def counted(*args, _kernel=kernel, _name=short):
-            calls[_name] = calls.get(_name, 0) + 1
-            return _kernel(*args)
-
-        monkeypatch.setattr(ktri_single, name, counted)
-    return calls
+def spy(call_counts):
+    """Counts of the fused kernels' calls, by name."""
+    return call_counts(ktri_single, NAMES)
 
 
-def _general(monkeypatch, f):
-    with monkeypatch.context() as m:
-        m.setattr(triangular, "_fast_system", lambda *args: None)
-        return f()
+@pytest.fixture
+def general_path(lane_off):
+    """``general_path(f)``: ``f()`` on the general path (``_fast_system`` declines)."""
+    return lane_off(triangular, "_fast_system", lambda *args: None)
 
 
 def _whole(a, b, x_bar, **options):
     x, pb = rrule(sla.solve_triangular, a, b, **options)
     return x, pb(x_bar)
-
-
-def _assert_same(a, b, tol=0.0):
-    assert type(a) is type(b)
-    if isinstance(a, tuple):
-        assert len(a) == len(b)
-        for x, y in zip(a, b, strict=True):
-            _assert_same(x, y, tol)
-    elif isinstance(a, np.ndarray):
-        assert a.dtype == b.dtype
-        assert a.shape == b.shape
-        if tol:
-            np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
-        else:
-            np.testing.assert_array_equal(a, b)
 
 
 def _system(randn, dtype, n, b_shape):
@@ -72,20 +49,19 @@ def _system(randn, dtype, n, b_shape):
 @pytest.mark.parametrize(("lower", "trans", "unit"), FLAGS)
 @pytest.mark.parametrize("b_shape", [(4,), (4, 3)])
 def test_fast_lane_agrees_with_the_general_path(
-    monkeypatch, spy, randn, dtype, lower, trans, unit, b_shape
+    assert_same, general_path, spy, randn, dtype, lower, trans, unit, b_shape
 ):
     a, b = _system(randn, dtype, 4, b_shape)
     x_bar = randn(dtype, *b_shape)
     options = {"lower": lower, "trans": trans, "unit_diagonal": unit}
     fast = _whole(a, b, x_bar, **options)
-    _assert_same(fast, _general(monkeypatch, lambda: _whole(a, b, x_bar, **options)))
+    assert_same(fast, general_path(lambda: _whole(a, b, x_bar, **options)))
     a_dot, b_dot = randn(dtype, 4, 4), randn(dtype, *b_shape)
     fast = frule((NoTangent(), a_dot, b_dot), sla.solve_triangular, a, b, **options)
-    general = _general(
-        monkeypatch,
+    general = general_path(
         lambda: frule((NoTangent(), a_dot, b_dot), sla.solve_triangular, a, b, **options),
     )
-    _assert_same(fast, general, 1e-4 if dtype == np.float32 else 1e-12)  # real: LAPACK trtrs
+    assert_same(fast, general, 1e-4 if dtype == np.float32 else 1e-12)  # real: LAPACK trtrs
     assert spy["solve_triangular_single"] == spy["solve_triangular_single_pullback"] == 1
     assert spy["solve_triangular_single_jvp"] == 1
 
@@ -100,7 +76,7 @@ def test_fast_lane_derivatives_by_finite_differences(randn, dtype, lower, trans,
 
 
 @pytest.mark.parametrize("layout", ["F", "strided", "readonly"])
-def test_other_layouts_of_the_inputs(monkeypatch, spy, randn, layout):
+def test_other_layouts_of_the_inputs(assert_same, general_path, spy, randn, layout):
     big_a, big_b = _system(randn, np.float64, 8, (8, 8))
     a, b = {
         "F": (np.asfortranarray(big_a[:4, :4]), np.asfortranarray(big_b[:4, :4])),
@@ -110,22 +86,22 @@ def test_other_layouts_of_the_inputs(monkeypatch, spy, randn, layout):
     a.flags.writeable = b.flags.writeable = layout != "readonly"
     x_bar = randn(np.float64, 4, 4)
     fast = _whole(a, b, x_bar, lower=True)
-    _assert_same(fast, _general(monkeypatch, lambda: _whole(a, b, x_bar, lower=True)))
+    assert_same(fast, general_path(lambda: _whole(a, b, x_bar, lower=True)))
     np.testing.assert_allclose(fast[0], sla.solve_triangular(a, b, lower=True), rtol=1e-13)
     assert spy["solve_triangular_single_pullback"] == 1
 
 
-def test_cotangents_the_fused_pullback_does_not_take(monkeypatch, spy, randn):
+def test_cotangents_the_fused_pullback_does_not_take(assert_same, general_path, spy, randn):
     a, b = _system(randn, np.float64, 4, (4, 4))
     x_bar = randn(np.float64, 4, 4)
     strided = np.repeat(x_bar, 2, axis=1)[:, ::2]
     cotangents = [np.asfortranarray(x_bar), x_bar.astype(np.float32), strided]
     for c in cotangents:
-        _assert_same(_whole(a, b, c), _general(monkeypatch, lambda c=c: _whole(a, b, c)))
+        assert_same(_whole(a, b, c), general_path(lambda c=c: _whole(a, b, c)))
     structured = LowerTriangular(x_bar)
     fast, general = (
         _whole(a, b, structured),
-        _general(monkeypatch, lambda: _whole(a, b, structured)),
+        general_path(lambda: _whole(a, b, structured)),
     )
     for got, want in zip(fast[1][1:], general[1][1:], strict=True):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
@@ -145,7 +121,7 @@ def test_inputs_the_fast_lane_does_not_take(spy, randn):
     assert "solve_triangular_single_pullback" not in spy
 
 
-def test_nan_and_zero_diagonal_take_the_general_path(monkeypatch, spy, randn):
+def test_nan_and_zero_diagonal_take_the_general_path(assert_same, general_path, spy, randn):
     a, b = _system(randn, np.float64, 4, (4, 3))
     bad = a.copy()
     bad[0, 3] = np.nan  # outside the lower triangle: scipy checks it anyway
@@ -159,8 +135,8 @@ def test_nan_and_zero_diagonal_take_the_general_path(monkeypatch, spy, randn):
     b_nan[1, 1] = np.nan
     x_bar = randn(np.float64, 4, 3)
     fast = _whole(a, b_nan, x_bar, lower=True, check_finite=False)
-    general = _general(monkeypatch, lambda: _whole(a, b_nan, x_bar, lower=True, check_finite=False))
-    _assert_same(fast, general)
+    general = general_path(lambda: _whole(a, b_nan, x_bar, lower=True, check_finite=False))
+    assert_same(fast, general)
     assert np.isnan(fast[0]).any()
     singular = a.copy()
     singular[2, 2] = 0
