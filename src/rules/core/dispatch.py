@@ -215,11 +215,17 @@ def _stack_results(results: list[Any]) -> Any:
     if len(results) == 1:
         first = results[0]
         if isinstance(first, tuple):
-            return tuple(np.ascontiguousarray(part)[None] for part in first)
-        return np.ascontiguousarray(first)[None]
+            return tuple(_one_of_a_stack(part) for part in first)
+        return _one_of_a_stack(first)
     if results and isinstance(results[0], tuple):
         return tuple(np.stack(parts) for parts in zip(*results, strict=True))
     return np.stack(results)
+
+
+def _one_of_a_stack(x: Any) -> np.ndarray:
+    """``np.stack([x])`` without its copy when ``x`` is C-contiguous (0-d results too)."""
+    x = np.asarray(x)
+    return (x if x.flags.c_contiguous else x.copy())[None]
 
 
 # --- the crossovers ------------------------------------------------------------------------------

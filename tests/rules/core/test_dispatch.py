@@ -190,3 +190,31 @@ def test_kernel_array_copies_any_layout_to_c_order(dtype):
         np.testing.assert_array_equal(Y, V)
         assert not np.shares_memory(Y, V) or (V.flags.c_contiguous and V.flags.writeable)
     assert kernel_array(X) is X
+
+
+def test_a_stack_of_one_large_matrix_keeps_its_results_without_copying_them(monkeypatch):
+    # large per matrix on a (1, n, n) stack: the result comes back as a view of the large
+    # kernel's own C-ordered array; a Fortran-ordered one or a 0-d one is stacked as np.stack
+    # would, in C order
+    monkeypatch.setattr(crossovers, "LU_STACK_MAX_N", 2)
+    made = {}
+
+    def large(a):
+        made["c"], made["f"] = a * 2, np.asfortranarray(a * 3)
+        return made["c"], made["f"], np.float32(a[0, 0])
+
+    chosen = paths(
+        formula=lambda a: None, large=large, single_max_n=None, stack_max_n="LU_STACK_MAX_N"
+    )
+    a = np.arange(16.0).reshape(1, 4, 4)
+    c, f, scalar = chosen(a)
+    assert np.shares_memory(c, made["c"])
+    np.testing.assert_array_equal(c, np.stack([made["c"]]))
+    assert f.flags.c_contiguous
+    np.testing.assert_array_equal(f, np.stack([made["f"]]))
+    assert scalar.shape == (1,)
+    assert scalar.dtype == np.float32
+    assert scalar[0] == 0.0
+    two = chosen(np.arange(32.0).reshape(2, 4, 4))  # two matrices: np.stack, as before
+    assert two[0].shape == (2, 4, 4)
+    assert two[2].shape == (2,)
