@@ -27,8 +27,9 @@ of up to 32 with the matrix index innermost, so every step vectorises across mat
 :mod:`kernels._smallmat`). A rank-deficient matrix gives zeros (or rounding) on ``R``'s
 diagonal, never an exception; NaN in gives NaN out.
 
-Input contract: (b, m, n) float32, float64 or complex128, ``m, n >= 1`` (other layouts are
-copied to C order); the input is never written. One compile per dtype.
+Input contract: (b, m, n) float32, float64 or complex128, ``m, n >= 1``, any strides (read
+as they are: one compile per dtype for C order, one more for any other layout); the input is
+never written.
 """
 
 import math
@@ -183,8 +184,9 @@ def qr_batched(A, mode="reduced"):
         raise shape_error("qr_batched: A (b, m, n) with m, n >= 1", A=A)
     if A.dtype not in (np.float32, np.float64, np.complex128):
         raise ValueError(f"qr_batched: A must be float32, float64 or complex128, got {A.dtype}")
-    A = np.ascontiguousarray(A)
-    b, m, n = A.shape
+    if not A.flags.writeable:  # Numba types a read-only array apart: one compile fewer
+        A = A.copy()
+    b, m, n = A.shape  # any strides: the kernel reads A entry by entry into its lane block
     k = min(m, n)
     kq = {"reduced": k, "complete": m}.get(mode, 0)
     rows = {"reduced": k, "complete": m, "r": k}.get(mode, 0)

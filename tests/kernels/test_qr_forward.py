@@ -84,3 +84,44 @@ def test_bad_input():
         qr_batched(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="qr_batched"):
         qr_batched(np.zeros((2, 3, 3), dtype=np.complex64))
+
+
+@pytest.mark.parametrize("layout", ["rows taken", "transposed", "every other", "read-only"])
+def test_any_layout_gives_the_bits_of_its_c_ordered_copy(rng, layout):
+    # the kernel reads strided input as it is (no copy); the input is never written
+    base = rng.standard_normal((6, 4, 4))
+    A = {
+        "rows taken": np.take_along_axis(
+            base, rng.permuted(np.broadcast_to(np.arange(4), (6, 4)), axis=-1)[..., None], axis=-2
+        ),
+        "transposed": base.mT,
+        "every other": rng.standard_normal((12, 4, 5))[::2, :, ::-1][..., :4],
+        "read-only": np.broadcast_to(base[0], (6, 4, 4)),
+    }[layout]
+    assert not A.flags.c_contiguous
+    before = A.copy()
+    for mode in ("reduced", "complete", "r", "raw"):
+        ours, copied = qr_batched(A, mode), qr_batched(np.ascontiguousarray(A), mode)
+        for x, y in zip(
+            ours if isinstance(ours, tuple) else (ours,),
+            copied if isinstance(copied, tuple) else (copied,),
+            strict=True,
+        ):
+            np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(A, before)
+
+
+def test_the_rule_hands_a_strided_stack_to_the_kernel_without_a_copy(rng, monkeypatch):
+    from rules import rrule
+    from rules.linalg import qr as rqr
+
+    seen = []
+    kernel = rqr.qr_batched
+    monkeypatch.setattr(rqr, "qr_batched", lambda A, mode: seen.append(A) or kernel(A, mode))
+    A = rng.standard_normal((8, 4, 4)).mT
+    (Q, R), _ = rrule(np.linalg.qr, A)
+    assert seen
+    assert np.shares_memory(seen[0], A)
+    R_c = np.linalg.qr(A).R
+    np.testing.assert_allclose(Q @ R, A, atol=1e-13)
+    np.testing.assert_allclose(np.abs(R), np.abs(R_c), atol=1e-13)

@@ -310,7 +310,9 @@ def _stack_qr(dense: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray] | N
     time than numpy's wrapper). LAPACK's reflectors, so the factors are numpy's to rounding
     (``kernels.qr_forward``).
     """
-    stack = forward_stack(dense, "QR_FORWARD_STACK_MAX_N", single="QR_FORWARD_SINGLE_MAX_N")
+    stack = forward_stack(
+        dense, "QR_FORWARD_STACK_MAX_N", single="QR_FORWARD_SINGLE_MAX_N", strided=True
+    )
     if stack is None:
         return None
     Q, R = qr_batched(stack, mode)
