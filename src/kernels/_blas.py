@@ -44,3 +44,26 @@ def getrs(lu, piv, B, trans=0):
     if info != 0:  # only for invalid arguments, which the callers rule out
         raise ValueError(f"LAPACK getrs: illegal value in argument {-info}")
     return X
+
+
+_GETRI_LWORK = {}
+
+
+def getri(lu, piv, overwrite_lu=False):
+    """``A^-1`` from LAPACK ``getrf``'s ``(lu, piv)`` by ``getri``, with its optimal workspace.
+
+    scipy's wrapper defaults to the minimal workspace ``lwork = n``, with which ``getri`` runs
+    its unblocked algorithm: at n = 256 that took 2.1 ms against 0.93 ms with the workspace
+    ``getri_lwork`` asks for (``n`` times LAPACK's block size), and 117 ms against 36 ms at
+    1024, where it had fallen behind ``getrs`` on the identity (51 ms). The size is looked up
+    once per dtype and order, with the wrapper. Returns ``(inv, info)`` as the wrapper does.
+    """
+    n = lu.shape[0]
+    key = (lu.dtype.char, n)
+    found = _GETRI_LWORK.get(key)
+    if found is None:
+        function, query = scipy.linalg.lapack.get_lapack_funcs(("getri", "getri_lwork"), (lu,))
+        work, _ = query(n)
+        found = _GETRI_LWORK[key] = (function, max(n, 1, int(np.real(work))))
+    function, lwork = found
+    return function(lu, piv, lwork=lwork, overwrite_lu=1 if overwrite_lu else 0)

@@ -94,8 +94,10 @@ DET_STACK_MAX_N = 16
 DET_GUFUNC_STACK_MAX_N = 32
 
 # det.pullback at large n: an inverse from the kept LU by getri up to here, by getrs on the
-# identity above (OpenBLAS's getri falls behind once the matrix leaves the cache).
-DET_GETRI_MAX_N = 511
+# identity above. With its optimal workspace (kernels._blas.getri) getri was the faster at every
+# order measured, 64 to 1024 (1024: 36 ms against 51 ms); without it, as scipy's wrapper calls
+# it, getri had fallen behind from about 512. Larger orders are unmeasured and keep getrs.
+DET_GETRI_MAX_N = 1024
 
 # slogdet.pullback: stacks up to here keep the batched LU kernel's factors; LAPACK getrf above
 # and for one matrix.

@@ -42,7 +42,7 @@ import numpy as np
 from scipy.linalg import lapack
 
 from kernels import crossovers
-from kernels._blas import getrs
+from kernels._blas import getri, getrs
 from kernels._jit import jit
 from kernels._smallmat import (
     _lanes,
@@ -177,12 +177,12 @@ def det_pushforward(A, A_dot):
 def inverse_lapack(lu, piv, trans=0):
     """Return ``A^-1`` (``trans=0``) or ``A^-H`` (``trans=2``) from the forward's LU factors.
 
-    ``getri`` up to ``kernels.crossovers.DET_GETRI_MAX_N``, ``getrs`` on the identity above.
+    ``getri`` (blocked: ``kernels._blas.getri``) up to ``kernels.crossovers.DET_GETRI_MAX_N``,
+    ``getrs`` on the identity above.
     """
     n = lu.shape[0]
     if n > crossovers.DET_GETRI_MAX_N:
         return getrs(lu, piv, np.eye(n, dtype=lu.dtype), trans=trans)
-    getri = lapack.get_lapack_funcs("getri", (lu,))
     inv = getri(lu, piv)[0]
     return inv.conj().T if trans == 2 else inv
 

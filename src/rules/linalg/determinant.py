@@ -69,6 +69,7 @@ import scipy.linalg as sla
 from kernels import crossovers
 from kernels import determinant as kdet
 from kernels import determinant_value as kdet_value
+from kernels._blas import getri
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import kernel_array, paths
 from rules.core.nesting import as_array, call, is_traced
@@ -530,10 +531,9 @@ class _SlogdetOne:
             l_bar = _scalar_cotangent("np.linalg.slogdet", logabsdet_bar, (), real)[0]
         if self.sign == 0:  # logabsdet = -inf: no derivative
             return np.full(self.lu.shape, np.nan, self.lu.dtype)
-        _, _, getri = lapack_functions(("getrf", "getrs", "getri"), self.lu.dtype)
         if self.lu.shape[0] > crossovers.DET_GETRI_MAX_N:
             return kdet.slogdet_pullback_lapack(self.lu, self.piv, self.sign, 0.0, l_bar)
-        A_inverse = getri(self.lu, self.piv)[0]
+        A_inverse = getri(self.lu, self.piv)[0]  # blocked: its optimal workspace
         return l_bar * A_inverse.T  # a Python float: the dtype stays the matrix's
 
     def pushforward(self, A_dot: Any) -> Any:

@@ -45,6 +45,7 @@ import scipy.linalg as sla
 from kernels import crossovers
 from kernels import inverse as kinverse
 from kernels import solve as ksolve
+from kernels._blas import getri
 from rules.core.dispatch import as_stack, kernel_array, paths, unstack
 from rules.core.nesting import as_array, call, is_traced
 from rules.core.registry import frule, rrule
@@ -82,11 +83,11 @@ def _inverse(name: str, a: Any) -> tuple[np.ndarray, np.ndarray]:
     if A.ndim == 2 and n > 0:
         # inverting A^T (an F-ordered view of a C-ordered A: no copy) gives (A^-1)^T, whose
         # transpose is a C-ordered A^-1
-        getrf, getri = lapack_functions(("getrf", "getri"), work)
+        (getrf,) = lapack_functions(("getrf",), work)
         lu, piv, info = getrf(A.T)
         if info > 0:
             raise singular_error(name, A.shape)
-        Y = getri(lu, piv, overwrite_lu=1)[0].T
+        Y = getri(lu, piv, overwrite_lu=True)[0].T  # blocked: its optimal workspace
     elif (
         0 < n <= crossovers.INV_FORWARD_STACK_MAX_N and A.size
     ):  # a stack of small matrices: one call

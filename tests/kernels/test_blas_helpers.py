@@ -1,0 +1,39 @@
+"""kernels._blas: the LAPACK helpers of the large-matrix paths."""
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+from kernels import _blas
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("n", [1, 5, 130])
+def test_getri_inverts_from_the_lu_and_leaves_it_unless_asked(rng, dtype, n):
+    A = rng.standard_normal((n, n)) + 3 * np.eye(n)
+    if np.dtype(dtype).kind == "c":
+        A = A + 1j * rng.standard_normal((n, n))
+    A = A.astype(dtype)
+    lu, piv = sla.lu_factor(A)
+    kept = lu.copy()
+    inverse, info = _blas.getri(lu, piv)
+    assert info == 0
+    assert inverse.dtype == A.dtype
+    np.testing.assert_array_equal(lu, kept)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(inverse @ A, np.eye(n), atol=tol * n)
+    np.testing.assert_allclose(_blas.getri(lu.copy(order="F"), piv, overwrite_lu=True)[0], inverse)
+
+
+def test_getri_asks_lapack_for_its_workspace_once_per_dtype_and_order(rng, monkeypatch):
+    # the blocked algorithm needs more than scipy's default lwork = n; the size is cached
+    A = rng.standard_normal((200, 200)) + 3 * np.eye(200)
+    lu, piv = sla.lu_factor(A)
+    monkeypatch.setattr(_blas, "_GETRI_LWORK", {})
+    _blas.getri(lu, piv)
+    ((key, (_, lwork)),) = _blas._GETRI_LWORK.items()
+    assert key == ("d", 200)
+    work, _ = sla.lapack.dgetri_lwork(200)
+    assert lwork == int(work) > 200
+    _blas.getri(lu, piv)
+    assert len(_blas._GETRI_LWORK) == 1
