@@ -18,8 +18,8 @@ Both peers run in float64 (``jax_enable_x64``). Threads: PyTorch through
 threads XLA keeps its default). These flags do not bound XLA's intra-op pool, which has one
 thread per usable CPU and runs batched LAPACK calls in parallel (JAX 0.10.2: 14 ms wall and
 20 ms CPU for ``eigh`` of a 1000 x (16x16) stack on 2 cores, 19.6 ms pinned to one), so a
-one-thread run pins the process first (:func:`bench.environment.pin_one_cpu`). Runners return results only after the computation finished
-(``block_until_ready``).
+one-thread run pins the process first (:func:`bench.environment.pin_one_cpu`). Runners return
+results only after the computation finished (``block_until_ready``).
 """
 
 from __future__ import annotations

@@ -240,7 +240,9 @@ def crossover(name: str) -> int:
 def forward_stack(
     a: Any, entry: str, *, min_n: int = 1, single: str | None = None, strided: bool = False
 ) -> np.ndarray | None:
-    """``a`` as a C-contiguous ``(b, m, n)`` stack when a batched forward kernel takes it, or ``None``.
+    """``a`` as a ``(b, m, n)`` stack (C-contiguous unless ``strided``) for a batched forward kernel.
+
+    ``None`` when no batched forward kernel takes it.
 
     The forward factorizations (kernels.cholesky_factor, lu_unpacked, inverse, eigh_forward,
     svd_forward, qr_forward) replace numpy's and scipy's one-LAPACK-call-per-matrix loop for a
