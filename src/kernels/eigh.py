@@ -43,7 +43,9 @@ in ``w`` makes ``tol`` NaN, so nothing is masked and the NaN reaches the output.
 Input contract: C-contiguous arrays, ``V`` of dtype float32, float64 or complex128 and ``w`` of
 the matching real dtype (what ``np.linalg.eigh`` returns); single-matrix kernels take ``(n,)`` and
 ``(n, n)``, batched ones ``(b, n)`` and ``(b, n, n)``. Outputs are new arrays; inputs are never
-written. Small orders (``n <= 8``) run one compiled loop over the stack; larger ones
+written. Small orders (``n <= 8``; for ``eigvalsh_pullback`` up to
+``kernels.crossovers.EIGVALSH_LOOPS_MAX_N``, 16 in float64 and complex128) run one compiled loop
+over the stack; larger ones
 use BLAS matmuls through numpy's ``@`` plus compiled passes: the coupling, and the mirroring of
 the lower triangle of the Hermitian result (:func:`kernels._spectral.hermitian_product`).
 """
@@ -52,6 +54,7 @@ import functools
 
 import numpy as np
 
+from kernels import crossovers
 from kernels._jit import jit, jit_inline
 from kernels._spectral import (
     TILE,
@@ -362,12 +365,22 @@ def eigh_pullback_and_residual(w, V, w_bar, V_bar, *, rtol=None):
     return A_bar[0], float(phase[0]), float(rotation[0])
 
 
+def _eigvalsh_loops(n, dtype):
+    """Whether order ``n`` of ``dtype`` takes the eigvalsh pullback's loop kernel.
+
+    Up to ``kernels.crossovers.EIGVALSH_LOOPS_MAX_N`` for the dtype (read at each call, as
+    :func:`kernels._spectral.use_loops`), ``EIGH_LOOPS_MAX_N`` for a dtype it does not list.
+    """
+    limits = crossovers.EIGVALSH_LOOPS_MAX_N
+    return n <= limits.get(dtype.char, crossovers.EIGH_LOOPS_MAX_N)
+
+
 def eigvalsh_pullback_batched(V, w_bar):
     """Return ``A_bar = V diag(w_bar) V^H`` (b, n, n), exactly Hermitian; no degeneracy issue."""
     b, n = w_bar.shape[0], w_bar.shape[-1]
     if w_bar.shape != (b, n) or V.shape != (b, n, n):
         raise shape_error("eigvalsh_pullback: V (b, n, n), w_bar (b, n)", V=V, w_bar=w_bar)
-    if not use_loops(n, "EIGH_LOOPS_MAX_N"):
+    if not _eigvalsh_loops(n, V.dtype):
         return _eigvalsh_pullback_blas(V, w_bar)
     out = np.empty_like(V)
     _eigvalsh_pullback_loops(n)(V, w_bar, out)
@@ -377,7 +390,7 @@ def eigvalsh_pullback_batched(V, w_bar):
 def eigvalsh_pullback(V, w_bar):
     """Return ``A_bar = V diag(w_bar) V^H`` (n, n) for one matrix."""
     n = V.shape[-1]
-    if V.shape == (n, n) and w_bar.shape == (n,) and use_loops(n, "EIGH_LOOPS_MAX_N"):
+    if V.shape == (n, n) and w_bar.shape == (n,) and _eigvalsh_loops(n, V.dtype):
         # the loop kernel straight away: the stack wrapper's checks cost as much at 4x4
         out = np.empty((1, n, n), dtype=V.dtype)
         _eigvalsh_pullback_loops(n)(V[None], w_bar[None], out)

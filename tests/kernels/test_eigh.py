@@ -26,6 +26,7 @@ def path(request, monkeypatch):
     """Run a test through the loop kernels and through the BLAS path (tiny n either way)."""
     if request.param == "blas":
         monkeypatch.setattr(crossovers, "EIGH_LOOPS_MAX_N", 0)
+        monkeypatch.setattr(crossovers, "EIGVALSH_LOOPS_MAX_N", {})
     return request.param
 
 
@@ -179,6 +180,37 @@ def test_blas_path_above_the_tile_size(rng, dtype, block, monkeypatch):
         np.testing.assert_allclose(vals_bar[p], want, rtol=tol, atol=tol)
     for X in (A_bar, vals_bar):
         np.testing.assert_array_equal(X, X.conj().swapaxes(-1, -2))  # exactly Hermitian
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [9, 16])
+def test_eigvalsh_pullback_between_the_crossovers(rng, dtype, n, monkeypatch):
+    # 9 and 16 sit above EIGH_LOOPS_MAX_N but at or below EIGVALSH_LOOPS_MAX_N for float64 and
+    # complex128: the loop kernel there, BLAS for float32 and when the entry is emptied
+    w, V = np.linalg.eigh(hermitian(rng, (3, n, n), dtype))
+    V = np.ascontiguousarray(V)  # the kernels' input contract
+    w_bar = randn(rng, (3, n), w.dtype)
+    assert n > crossovers.EIGH_LOOPS_MAX_N
+    direct = eigvalsh_pullback_batched(V, w_bar)
+    for p in range(3):  # one matrix takes the same kernel
+        np.testing.assert_array_equal(eigvalsh_pullback(V[p], w_bar[p]), direct[p])
+    monkeypatch.setattr(crossovers, "EIGVALSH_LOOPS_MAX_N", {})
+    blas = eigvalsh_pullback_batched(V, w_bar)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    for X in (direct, blas):
+        assert X.dtype == V.dtype
+        np.testing.assert_array_equal(X, X.conj().swapaxes(-1, -2))  # exactly Hermitian
+        np.testing.assert_allclose(X, (V * w_bar[:, None, :]) @ V.conj().mT, rtol=tol, atol=tol)
+    np.testing.assert_allclose(direct, blas, rtol=tol, atol=tol)
+    if dtype != np.float32:  # d/dt sum(c * eigvalsh(A + t A_dot)) = <A_bar, A_dot>, A_bar for c
+        A = hermitian(rng, (n, n), dtype)
+        V1 = np.ascontiguousarray(np.linalg.eigh(A)[1])
+        c = randn(rng, n, w.dtype)
+        A_dot = hermitian(rng, (n, n), dtype)
+        h = 1e-6
+        fd = (c @ np.linalg.eigvalsh(A + h * A_dot) - c @ np.linalg.eigvalsh(A - h * A_dot)) / (2 * h)
+        monkeypatch.undo()
+        assert inner(eigvalsh_pullback(V1, c), A_dot) == pytest.approx(fd, rel=1e-6, abs=1e-8)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])

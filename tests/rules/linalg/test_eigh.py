@@ -23,6 +23,7 @@ def path(request, monkeypatch):
     """The kernels' loop path, or their BLAS path forced at small n."""
     if request.param == "blas":
         monkeypatch.setattr(crossovers, "EIGH_LOOPS_MAX_N", 0)
+        monkeypatch.setattr(crossovers, "EIGVALSH_LOOPS_MAX_N", {})
     return request.param
 
 
