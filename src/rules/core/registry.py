@@ -540,8 +540,9 @@ class _ForwardRules(RuleTable):
             rule = self._by_function.get(f)
         except TypeError:  # unhashable callable object: lookup() tries the other tables
             rule = None
-        if rule is not None and type(tangents) is tuple and f in self._lanes:
-            result = _pushforward(f, self._lanes[f], False, tangents, args, kwargs)
+        lane = self._lanes.get(f) if rule is not None else None  # one lookup, not two
+        if lane is not None and type(tangents) is tuple:
+            result = _pushforward(f, lane, False, tangents, args, kwargs)
             if result is not None:
                 return result
         if (

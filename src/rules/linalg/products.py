@@ -258,6 +258,9 @@ def _small_stacks(A: Any, B: Any) -> bool:
     )
 
 
+_NDARRAY = np.ndarray  # a module global: one dictionary lookup, not two
+
+
 @frule.register_lane(np.matmul)
 @frule.register_lane(operator.matmul)
 def matmul_frule_lane(tangents: Any, A: Any, B: Any) -> tuple[Any, Any] | None:
@@ -268,28 +271,34 @@ def matmul_frule_lane(tangents: Any, A: Any, B: Any) -> tuple[Any, Any] | None:
     """
     if type(tangents) is not tuple or len(tangents) != 3:
         return None
-    _, A_dot, B_dot = tangents
-    dtype = getattr(A, "dtype", None)
+    f_dot, A_dot, B_dot = tangents
+    ndarray = _NDARRAY
     if (
-        type(A) is np.ndarray
-        and type(B) is np.ndarray
-        and type(A_dot) is np.ndarray
-        and type(B_dot) is np.ndarray
-        and dtype in PLAIN_REAL
-        and B.dtype is dtype
-        and A_dot.dtype is dtype
-        and B_dot.dtype is dtype
-        and A.ndim == 2
-        and B.ndim == 2
-        and A_dot.shape == A.shape
-        and B_dot.shape == B.shape
-        and A.shape[1] == B.shape[0]
-        and tangents[0] is not None
+        type(A) is ndarray
+        and type(B) is ndarray
+        and type(A_dot) is ndarray
+        and type(B_dot) is ndarray
+        and f_dot is not None
     ):
-        C = A.dot(B) if A.base is None and B.base is None else A @ B  # _plain_product
-        C_dot = A_dot.dot(B)
-        C_dot += A.dot(B_dot)  # A_dot B + A B_dot
-        return C, C_dot
+        # each check once, cheapest first: this is most of the 4x4 call's cost beyond the products
+        dtype, a_shape, b_shape = A.dtype, A.shape, B.shape
+        if (
+            dtype in PLAIN_REAL
+            and len(a_shape) == 2
+            and len(b_shape) == 2
+            and B.dtype is dtype
+            and A_dot.dtype is dtype
+            and B_dot.dtype is dtype
+            and a_shape[1] == b_shape[0]
+            and A_dot.shape == a_shape
+            and B_dot.shape == b_shape
+        ):
+            C = A.dot(B) if A.base is None and B.base is None else A @ B  # _plain_product
+            C_dot = A_dot.dot(B)
+            C_dot += A.dot(B_dot)  # A_dot B + A B_dot
+            return C, C_dot
+    else:
+        return None  # the stack kernel below takes ndarrays only (kernel_ready)
     if (
         _small_stacks(A, B)
         and kernel_ready(A, A_dot, B_dot)
