@@ -1,8 +1,9 @@
 """``python -m bench``: time this project's matrix rules against plain numpy (and peers).
 
 Run from the repository root after ``python -m pip install ".[bench]"``. The default quick set
-takes about two minutes on 2 cores (plus about half a minute of kernel compilation on a fresh
-machine); ``--full`` runs every size. See ``--help`` and the README's "Benchmarks" section.
+takes about two and a half minutes on 2 cores, about eight the first time on a fresh machine,
+where the kernels compile (the README's "Quick start" gives the measurement); ``--full`` runs every
+size. See ``--help`` and the README's "Benchmarks" section.
 
 Thread counts are fixed before numpy is imported, so this module imports nothing heavy at the
 top: numpy, numba, the project and the peers load inside :func:`main`.
