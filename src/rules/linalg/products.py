@@ -304,8 +304,7 @@ def matmul_frule_lane(tangents: Any, A: Any, B: Any) -> tuple[Any, Any] | None:
         and kernel_ready(A, A_dot, B_dot)
         and A_dot.shape == A.shape
         and B_dot.shape == B.shape
-        and tangents[0] is not None
-    ):  # product and tangent in one compiled pass
+    ):  # product and tangent in one compiled pass (f_dot is not None: checked above)
         return kproducts.matmul_with_pushforward_batched(A, B, A_dot, B_dot)
     return None
 
