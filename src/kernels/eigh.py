@@ -82,6 +82,7 @@ __all__ = [
     "eigh_pushforward_batched",
     "eigvalsh_pullback",
     "eigvalsh_pullback_batched",
+    "eigvalsh_uses_loops",
 ]
 
 _PULLBACK_SHAPES = "eigh_pullback: w and w_bar (b, n), V and V_bar (b, n, n)"
@@ -365,8 +366,8 @@ def eigh_pullback_and_residual(w, V, w_bar, V_bar, *, rtol=None):
     return A_bar[0], float(phase[0]), float(rotation[0])
 
 
-def _eigvalsh_loops(n, dtype):
-    """Whether order ``n`` of ``dtype`` takes the eigvalsh pullback's loop kernel.
+def eigvalsh_uses_loops(n, dtype):
+    """Whether order ``n`` of ``dtype`` takes the eigvalsh pullback's loop kernel (else BLAS).
 
     Up to ``kernels.crossovers.EIGVALSH_LOOPS_MAX_N`` for the dtype (read at each call, as
     :func:`kernels._spectral.use_loops`), ``EIGH_LOOPS_MAX_N`` for a dtype it does not list.
@@ -380,7 +381,7 @@ def eigvalsh_pullback_batched(V, w_bar):
     b, n = w_bar.shape[0], w_bar.shape[-1]
     if w_bar.shape != (b, n) or V.shape != (b, n, n):
         raise shape_error("eigvalsh_pullback: V (b, n, n), w_bar (b, n)", V=V, w_bar=w_bar)
-    if not _eigvalsh_loops(n, V.dtype):
+    if not eigvalsh_uses_loops(n, V.dtype):
         return _eigvalsh_pullback_blas(V, w_bar)
     out = np.empty_like(V)
     _eigvalsh_pullback_loops(n)(V, w_bar, out)
@@ -390,7 +391,7 @@ def eigvalsh_pullback_batched(V, w_bar):
 def eigvalsh_pullback(V, w_bar):
     """Return ``A_bar = V diag(w_bar) V^H`` (n, n) for one matrix."""
     n = V.shape[-1]
-    if V.shape == (n, n) and w_bar.shape == (n,) and _eigvalsh_loops(n, V.dtype):
+    if V.shape == (n, n) and w_bar.shape == (n,) and eigvalsh_uses_loops(n, V.dtype):
         # the loop kernel straight away: the stack wrapper's checks cost as much at 4x4
         out = np.empty((1, n, n), dtype=V.dtype)
         _eigvalsh_pullback_loops(n)(V[None], w_bar[None], out)

@@ -46,6 +46,7 @@ from kernels.svd import _pullback_core_inplace as _svd_core_inplace
 __all__ = [
     "eigh_pullback_checked",
     "eigh_pushforward_one",
+    "eigvalsh_pullback_one",
     "svd_pullback_checked",
     "svdvals_pullback_one",
 ]
@@ -153,6 +154,26 @@ def svdvals_pullback_one(m, n):
         _mul_a_b_inplace(m, k, n, T, Vh, out)
 
     return svdvals_pullback
+
+
+@functools.cache
+def eigvalsh_pullback_one(n):
+    """The kernel ``(V, w_bar, out)``: ``out = V diag(w_bar) V^H``, one matrix of order ``n``.
+
+    Nothing to check (no division, no gauge); the arithmetic of ``kernels.eigh.eigvalsh_pullback``
+    (lower triangle, mirrored: ``out`` is exactly Hermitian) without the stack, so both give the
+    same bits. Up to ``kernels.crossovers.EIGVALSH_LOOPS_MAX_N`` for the dtype.
+    """
+
+    @jit
+    def eigvalsh_pullback(V, w_bar, out):
+        T = np.empty((n, n), dtype=V.dtype)
+        for i in range(n):
+            for k in range(n):
+                T[i, k] = V[i, k] * w_bar[k]
+        _mul_a_bh_hermitian_inplace(n, n, T, V, out)
+
+    return eigvalsh_pullback
 
 
 @functools.cache

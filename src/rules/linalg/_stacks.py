@@ -28,6 +28,7 @@ __all__ = [
     "adjoint",
     "as_stack",
     "check_shape",
+    "compiled_pullback",
     "flat_batch",
     "kernel_dtype",
     "kernel_operands",
@@ -72,6 +73,40 @@ def plain_pullback(
             and y_bar.flags.carray
         ):
             return no_tangent, fast(*operands, y_bar)
+        return general(y_bar)
+
+    pullback.__qualname__ = general.__qualname__
+    return pullback
+
+
+def compiled_pullback(
+    general: Any,
+    shape: tuple[int, ...],
+    dtype: np.dtype[Any],
+    kernel: Any,
+    out_shape: tuple[int, ...],
+    out_dtype: np.dtype[Any],
+    *operands: Any,
+) -> Any:
+    """:func:`plain_pullback` for a compiled ``kernel(*operands, y_bar, out)`` writing into ``out``.
+
+    For a plain cotangent the pullback allocates ``out`` (``out_shape``, ``out_dtype``) and
+    makes one compiled call: no Python wrapper between the closure and the kernel, which is most
+    of a single small matrix's pullback time. Kernels that write into an output the caller
+    allocates are also the ones Numba's disk cache keeps safely (``kernels.spectral_checked``).
+    """
+    no_tangent = NoTangent()
+
+    def pullback(y_bar: Any) -> tuple[Any, Any]:
+        if (
+            type(y_bar) is np.ndarray
+            and y_bar.dtype is dtype
+            and y_bar.shape == shape
+            and y_bar.flags.carray
+        ):
+            out = np.empty(out_shape, out_dtype)
+            kernel(*operands, y_bar, out)
+            return no_tangent, out
         return general(y_bar)
 
     pullback.__qualname__ = general.__qualname__

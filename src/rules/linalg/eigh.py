@@ -87,7 +87,7 @@ import numpy as np
 
 from kernels import eigh as keigh
 from kernels.eigh_forward import eigh_batched
-from kernels.spectral_checked import eigh_pushforward_one
+from kernels.spectral_checked import eigh_pushforward_one, eigvalsh_pullback_one
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
 from rules.core.nesting import as_array, contiguous, innermost_value, is_traced
@@ -107,7 +107,7 @@ from rules.linalg._spectral import (
     raise_if_tie_coupled,
     square_input,
 )
-from rules.linalg._stacks import adjoint, plain_pullback, plain_real_matrix
+from rules.linalg._stacks import adjoint, compiled_pullback, plain_pullback, plain_real_matrix
 from rules.linalg.spectral_one import checked_lane, eigh_checked_pullback
 from tangents import NoTangent, ProjectTo, Tangent, unthunk
 
@@ -368,7 +368,13 @@ def _values_rule(name: str, A: Any, w: np.ndarray, V: np.ndarray) -> tuple[np.nd
         return NoTangent(), project_A(_values_pullback_array(V, w_bar))
 
     if plain_real_matrix(A) and V.dtype is A.dtype and V.shape == A.shape and V.flags.carray:
-        # one plain real matrix: the kernel straight away, for plain cotangents
+        # one plain real matrix, a plain cotangent: the kernel straight away, in one compiled
+        # call up to the loop kernel's crossover
+        if keigh.eigvalsh_uses_loops(V.shape[0], V.dtype):
+            kernel = eigvalsh_pullback_one(V.shape[0])
+            return w, compiled_pullback(
+                eigvalsh_pullback, w.shape, w.dtype, kernel, V.shape, V.dtype, V
+            )
         return w, plain_pullback(eigvalsh_pullback, w.shape, w.dtype, keigh.eigvalsh_pullback, V)
     return w, eigvalsh_pullback
 

@@ -114,7 +114,13 @@ from rules.linalg._spectral import (
     raise_if_gauge_dependent,
     raise_if_tie_coupled,
 )
-from rules.linalg._stacks import adjoint, plain_pullback, plain_real_matrix, square_matrices
+from rules.linalg._stacks import (
+    adjoint,
+    compiled_pullback,
+    plain_pullback,
+    plain_real_matrix,
+    square_matrices,
+)
 from rules.linalg.spectral_one import checked_lane, svd_checked_pullback
 from tangents import NoTangent, Tangent, unthunk
 
@@ -407,30 +413,12 @@ def _values_rule(name: str, a: Any, U: Any, s: Any, Vh: Any, hermitian: bool) ->
         # up to the loop kernels' crossover (one call), by BLAS above
         m, n = a.shape
         if max(m, n) <= crossovers.SVD_LOOPS_MAX_N:
-            return s, _compiled_values_pullback(svdvals_pullback, U_k, s, Vh_k)
+            kernel = svdvals_pullback_one(m, n)
+            return s, compiled_pullback(
+                svdvals_pullback, s.shape, s.dtype, kernel, (m, n), U_k.dtype, U_k, Vh_k
+            )
         return s, plain_pullback(svdvals_pullback, s.shape, s.dtype, _scaled_product, U_k, Vh_k)
     return s, svdvals_pullback
-
-
-def _compiled_values_pullback(general: Any, U: np.ndarray, s: np.ndarray, Vh: np.ndarray) -> Any:
-    """``U diag(s_bar) Vh`` in one compiled call for a plain ``s_bar``, else ``general(s_bar)``."""
-    kernel = svdvals_pullback_one(U.shape[0], Vh.shape[1])
-    s_type, s_shape, shape, no_tangent = s.dtype, s.shape, (U.shape[0], Vh.shape[1]), NoTangent()
-
-    def pullback(s_bar: Any) -> tuple[Any, Any]:
-        if (
-            type(s_bar) is np.ndarray
-            and s_bar.dtype is s_type
-            and s_bar.shape == s_shape
-            and s_bar.flags.carray
-        ):
-            A_bar = np.empty(shape, U.dtype)
-            kernel(U, Vh, s_bar, A_bar)
-            return no_tangent, A_bar
-        return general(s_bar)
-
-    pullback.__qualname__ = general.__qualname__
-    return pullback
 
 
 def _scaled_product(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndarray:

@@ -20,7 +20,8 @@ import rules.linalg.determinant as rdet
 import rules.linalg.eigh as reigh
 import rules.linalg.scipy_svd as rscipy_svd
 import rules.linalg.svd as rsvd
-from kernels import spectral_checked
+from kernels import crossovers, spectral_checked
+from kernels import eigh as keigh
 from rules import frule, rrule
 from rules.linalg._spectral import (
     GaugeError,
@@ -31,7 +32,7 @@ from rules.linalg._spectral import (
     lapack_svd_vectors,
 )
 from rules.testing import check_rrule
-from tangents import NoTangent, Tangent, ZeroTangent
+from tangents import NoTangent, Tangent, Thunk, ZeroTangent
 
 EighResult = type(np.linalg.eigh(np.eye(1)))
 
@@ -341,6 +342,88 @@ def test_eigh_pushforward_lane_agrees_with_the_general_path(monkeypatch, randn, 
     _, stacked = frule((NoTangent(), np.stack([A_dot, A_dot])), np.linalg.eigh, stack)
     assert stacked[1].shape == (2, n, n)
     assert calls == ([n] * (1 + fortran.flags.carray) if n <= 8 else [])
+
+
+# --- eigvalsh and svdvals: one compiled call for a plain cotangent -----------------------------
+
+
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [1, 2, 4, 9, 16, 17])
+def test_eigvalsh_pullback_lane_is_the_kernels_bits(monkeypatch, randn, real, n):
+    dtype = np.dtype(real)
+    A = _hermitian(randn, dtype, n)
+    seen = []  # the eigenvectors the compiled lane was called with
+    factory = spectral_checked.eigvalsh_pullback_one
+
+    def spying(order):
+        kernel = factory(order)
+
+        def spy(V, w_bar, out):
+            seen.append(V)
+            kernel(V, w_bar, out)
+
+        return spy
+
+    monkeypatch.setattr(reigh, "eigvalsh_pullback_one", spying)
+    w, pullback = rrule(np.linalg.eigvalsh, A)
+    w_bar = randn(w.dtype, n)
+    A_bar = pullback(w_bar)[1]
+    assert A_bar.dtype == dtype
+    assert A_bar.shape == (n, n)
+    np.testing.assert_array_equal(A_bar, A_bar.T)  # exactly symmetric
+    if keigh.eigvalsh_uses_loops(n, dtype):  # the compiled lane, up to the crossover only
+        assert len(seen) == 1
+        # the same bits as the kernels' own one-matrix pullback of the same eigenvectors
+        np.testing.assert_array_equal(A_bar, keigh.eigvalsh_pullback(seen[0], w_bar))
+    else:
+        assert seen == []
+    V = np.linalg.eigh(A)[1]
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(A_bar, (V * w_bar) @ V.T, rtol=tol, atol=tol)
+    # a strided cotangent (the general pullback) and a thunk (evaluated first): the same values
+    strided = np.stack([w_bar, w_bar], axis=1)[:, 0]
+    for other in (strided, Thunk(lambda: w_bar)):
+        np.testing.assert_allclose(pullback(other)[1], A_bar, rtol=tol, atol=tol)
+
+
+def test_eigvalsh_pullback_lane_against_finite_differences(rng):
+    # one plain float64 matrix on the compiled lane: <A_bar, A_dot> against central differences
+    # of np.linalg.eigvalsh itself, computed without any rule
+    n = 6
+    X = rng.standard_normal((n, n))
+    A = X + X.T
+    E = rng.standard_normal((n, n))
+    A_dot = E + E.T
+    c = rng.standard_normal(n)
+    h = 1e-6
+    up, down = np.linalg.eigvalsh(A + h * A_dot), np.linalg.eigvalsh(A - h * A_dot)
+    fd = c @ (up - down) / (2 * h)
+    A_bar = rrule(np.linalg.eigvalsh, A)[1](c)[1]
+    assert np.sum(A_bar * A_dot) == pytest.approx(fd, rel=1e-7, abs=1e-9)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (3, 5), (6, 2), (7, 7)])
+def test_svdvals_pullback_lane_is_the_kernels_bits(monkeypatch, randn, shape):
+    dtype = np.dtype(np.float64)
+    A = randn(dtype, *shape)
+    calls = []
+    factory = spectral_checked.svdvals_pullback_one
+
+    def spying(m, n):
+        calls.append((m, n))
+        return factory(m, n)
+
+    monkeypatch.setattr(rsvd, "svdvals_pullback_one", spying)
+    s, pullback = rrule(np.linalg.svd, A, compute_uv=False)
+    assert calls == ([shape] if max(shape) <= crossovers.SVD_LOOPS_MAX_N else [])
+    U, _, Vh = np.linalg.svd(A, full_matrices=False)
+    s_bar = randn(s.dtype, len(s))
+    A_bar = pullback(s_bar)[1]
+    assert A_bar.shape == shape
+    assert A_bar.dtype == dtype
+    np.testing.assert_allclose(A_bar, (U * s_bar) @ Vh, rtol=1e-12, atol=1e-12)
+    strided = np.stack([s_bar, s_bar], axis=1)[:, 0]  # same values, not C-ordered: general path
+    np.testing.assert_allclose(pullback(strided)[1], A_bar, rtol=1e-12, atol=1e-12)
 
 
 # --- det, slogdet, scipy.linalg.svdvals ----------------------------------------------------------
