@@ -186,7 +186,7 @@ def inv_rrule(a: Any, /) -> tuple[np.ndarray, Any]:
         return NoTangent(), project_a(A_bar)
 
     if plain_real_matrix(a) and Y.dtype is a.dtype:
-        return y, plain_pullback(inv_pullback, Y.shape, Y.dtype, _pullback_plain, Y)
+        return y, plain_pullback(inv_pullback, Y.shape, Y.dtype, _pullback_plain, Y.T)
     return y, inv_pullback
 
 
@@ -194,16 +194,43 @@ def inv_rrule(a: Any, /) -> tuple[np.ndarray, Any]:
 # a compiled kernel's dispatch (and than matmul's).
 
 
-def _pullback_plain(Y: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
-    """``-Y^T (Y_bar Y^T)`` for one plain real matrix and cotangent."""
-    A_bar = Y.T.dot(Y_bar.dot(Y.T))
-    return np.negative(A_bar, out=A_bar)
+def _pullback_plain(Y_t: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
+    """``-Y^T (Y_bar Y^T)`` for one plain real matrix and cotangent, given the view ``Y_t = Y.T``."""
+    return -Y_t.dot(Y_bar.dot(Y_t))  # unary minus: cheaper at 4x4 than np.negative(out=...)
 
 
 def _pushforward_plain(Y: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
     """``-Y (A_dot Y)`` for one plain real matrix and tangent."""
-    Y_dot = Y.dot(A_dot.dot(Y))
-    return np.negative(Y_dot, out=Y_dot)
+    return -Y.dot(A_dot.dot(Y))
+
+
+@frule.register_lane(np.linalg.inv)
+def inv_frule_lane(tangents: Any, a: Any) -> tuple[Any, Any] | None:
+    """:func:`inv_frule` for one plain real matrix and a tangent of its dtype and shape, or ``None``.
+
+    The registry calls it before its own checks. The rule's arithmetic (LAPACK ``getrf`` of the
+    Fortran view ``a.T``, ``getri``, then :func:`_pushforward_plain`) without the rule's dtype
+    and square plumbing, which at 4x4 costs as much as the products; every other call (stacks,
+    complex, structured, zero tangents) returns ``None`` and takes the rule.
+    """
+    if type(tangents) is not tuple or len(tangents) != 2 or tangents[0] is None:
+        return None
+    A_dot = tangents[1]
+    if (
+        type(A_dot) is not np.ndarray
+        or not plain_real_matrix(a)
+        or A_dot.dtype is not a.dtype
+        or A_dot.shape != a.shape
+        or a.shape[0] != a.shape[1]
+        or a.shape[0] == 0
+    ):
+        return None
+    (getrf,) = lapack_functions(("getrf",), a.dtype)
+    lu, piv, info = getrf(a.T)  # (A^T = A.T's Fortran view)^-1 transposes to a C-ordered A^-1
+    if info > 0:
+        raise singular_error("np.linalg.inv", a.shape)
+    Y = getri(lu, piv, overwrite_lu=True)[0].T
+    return Y, _pushforward_plain(Y, A_dot)
 
 
 @frule.register(np.linalg.inv)
