@@ -530,6 +530,23 @@ class _ForwardRules(RuleTable):
 
         return decorator
 
+    def register(self, f: Any, *, override: bool = False) -> Callable[[Rule], Rule]:
+        """:meth:`RuleTable.register`; a rule that replaces another also drops that rule's lane.
+
+        A lane shortcuts the rule it was registered with: left in place, it would answer plain
+        calls in the replaced rule's stead, and the new rule would never see them.
+        """
+        register = super().register(f, override=override)
+
+        def decorator(rule: Rule) -> Rule:
+            replaces = f in self._by_function
+            register(rule)
+            if replaces:
+                self._lanes.pop(f, None)
+            return rule
+
+        return decorator
+
     def unregister(self, f: Any) -> None:
         self._lanes.pop(f, None)
         super().unregister(f)

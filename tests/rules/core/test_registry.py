@@ -423,7 +423,29 @@ def test_a_forward_lane_runs_first_and_falls_through_to_the_rule():
         assert y_dot == 6.0
         with pytest.raises(ValueError, match=r"^.*triple pushforward: lane refuses scalars"):
             frule((NoTangent(), np.ones(())), triple, np.ones(()))  # named like the rule's errors
+        # a rule that replaces this one is not shortcut by the old rule's lane
+        before = list(calls)
+        frule.register(triple, override=True)(lambda tangents, x: (triple(x), "replacement"))
+        assert frule((NoTangent(), np.ones(3)), triple, x)[1] == "replacement"
+        assert calls == before  # neither the old lane nor the old rule ran
+        assert triple not in frule._lanes
     finally:
         frule.unregister(triple)
     assert triple not in frule
     assert triple not in frule._lanes
+
+
+def test_overriding_a_library_forward_rule_drops_its_lane():
+    # A user's own frule for np.linalg.inv, whose library rule has a lane for one plain real
+    # matrix: before, that lane kept answering plain calls and the user's rule never ran.
+    rule, lane = frule._by_function[np.linalg.inv], frule._lanes[np.linalg.inv]
+    A = np.eye(2)
+    try:
+        frule.register(np.linalg.inv, override=True)(lambda tangents, a: ("mine", "mine"))
+        assert frule((NoTangent(), np.ones((2, 2))), np.linalg.inv, A) == ("mine", "mine")
+    finally:
+        frule.register(np.linalg.inv, override=True)(rule)
+        frule.register_lane(np.linalg.inv)(lane)
+    assert frule._lanes[np.linalg.inv] is lane
+    _, Y_dot = frule((NoTangent(), np.ones((2, 2))), np.linalg.inv, A)
+    np.testing.assert_array_equal(Y_dot, -np.ones((2, 2)))
