@@ -27,12 +27,15 @@ process), and the first such failure per cache directory issues one :class:`Kern
 naming the directory and how to clear it. The wrapper is :class:`_FallbackCache`, a subclass of
 Numba's ``FunctionCache`` that catches the errors of its ``load_overload`` and
 ``save_overload``; it is installed on the dispatcher as ``cache=True`` would install Numba's.
+It also refuses a cache entry whose code was compiled for another signature than the one asked
+for, which concurrent processes can leave behind (see :meth:`_FallbackCache.load_overload`).
 """
 
 import threading
 import warnings
 
 import numba
+from numba.core import sigutils
 from numba.core.caching import FunctionCache
 
 __all__ = ["KernelCacheWarning", "jit", "jit_inline"]
@@ -65,12 +68,34 @@ class _FallbackCache(FunctionCache):
     """Numba's function cache, switched off for its function when its files cannot be used."""
 
     def load_overload(self, sig, target_context):
-        """Numba's load; a file that cannot be read (garbage, truncated, empty) gives ``None``."""
+        """Numba's load; an unreadable file, or code for another signature, gives ``None``.
+
+        Unreadable: garbage, truncated, empty. Another signature: Numba names a new data file
+        by the first free number in the index it read, so two processes that compile different
+        signatures of one kernel at once (a cold cache under multiprocessing or dask workers)
+        can both write ``<kernel>-1.nbc``; the index then maps one signature to the other's
+        machine code, which Numba would call with the wrong argument types (checked: an
+        ``int64`` call returned the ``float64`` code's float). Such an entry is compiled again,
+        and Numba's save then overwrites it.
+        """
         try:
-            return super().load_overload(sig, target_context)
+            cres = super().load_overload(sig, target_context)
         except Exception as error:  # noqa: BLE001  (any unreadable file: compile instead)
             self._give_up("read", error)
             return None
+        if cres is not None:
+            args, _ = sigutils.normalize_signature(sig)
+            if tuple(cres.signature.args) != tuple(args):
+                path = self.cache_path
+                _warn_once(
+                    f"{path}:signature",
+                    f"the Numba cache of {_name(self._py_func)} in {path} held code compiled for "
+                    f"{cres.signature.args} where {tuple(args)} was asked for (concurrent "
+                    "processes compiling one kernel can leave it so); compiling it again, which "
+                    "repairs that entry",
+                )
+                return None
+        return cres
 
     def save_overload(self, sig, data):
         """Numba's save; a failure to write leaves the kernel compiled in memory only."""

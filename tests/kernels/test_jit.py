@@ -105,3 +105,34 @@ def test_an_unwritable_install_imports_and_runs_with_one_warning(tmp_path):
     assert result.stdout.strip() == "(2,) (3,)"
     assert result.stderr.count("KernelCacheWarning") == 1, result.stderr
     assert "NUMBA_CACHE_DIR" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_cache_entry_with_another_signatures_code_is_compiled_again(tmp_path):
+    # Two processes that compile different signatures of one kernel on a cold cache can both
+    # write <kernel>-1.nbc, leaving the index pointing one signature at the other's code. The
+    # deterministic equivalent: swap the data files of two cached signatures.
+    package = tmp_path / "tiny"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(SRC / "kernels" / "_jit.py", package / "_jit.py")
+    (package / "ops.py").write_text(
+        "from tiny._jit import jit\n\n\n@jit\ndef k(x):\n    return x * 2 + 1\n"
+    )
+    code = "import tiny.ops as o; print(repr(o.k(3)), repr(o.k(3.5)))"
+    first = _run(code, tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "7 8.0"
+    int_code, float_code = sorted((package / "__pycache__").glob("ops.k-*.nbc"))
+    swapped = int_code.read_bytes()
+    int_code.write_bytes(float_code.read_bytes())
+    float_code.write_bytes(swapped)
+
+    second = _run(code, tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == "7 8.0"  # without the check: 7.0 (the float64 code ran)
+    assert second.stderr.count("KernelCacheWarning") == 1, second.stderr
+    assert "was asked for" in second.stderr
+    third = _run(code, tmp_path)  # the entries were saved again: no warning now
+    assert third.stdout.strip() == "7 8.0"
+    assert "KernelCacheWarning" not in third.stderr, third.stderr
