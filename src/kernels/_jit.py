@@ -31,12 +31,14 @@ It also refuses a cache entry whose code was compiled for another signature than
 for, which concurrent processes can leave behind (see :meth:`_FallbackCache.load_overload`).
 """
 
+import hashlib
+import pickle
 import threading
 import warnings
 
 import numba
 from numba.core import sigutils
-from numba.core.caching import FunctionCache
+from numba.core.caching import FunctionCache, IndexDataCacheFile
 
 __all__ = ["KernelCacheWarning", "jit", "jit_inline"]
 
@@ -64,19 +66,54 @@ def _name(py_func) -> str:
     return f"{py_func.__module__}.{py_func.__qualname__}"
 
 
+class _KeyedDataFile(IndexDataCacheFile):
+    """Numba's index and data files of one kernel, each data file named after its index key.
+
+    Numba names a new data file by the first number free in the index as it read it, so two
+    processes that compile different overloads of one kernel at once (different signatures, or
+    closures with different constants) can write the same file and leave the index pointing one
+    overload at the other's machine code. Named after a digest of its key, a data file holds
+    one overload's code only; two processes saving the same overload write the same code. A
+    lost index entry (each process rewrites the index it read) only means a compile later.
+    """
+
+    def __init__(self, cache_path, filename_base, source_stamp):
+        super().__init__(cache_path, filename_base, source_stamp)
+        self._base = filename_base
+
+    def save(self, key, data):
+        """Save ``data`` for ``key`` in the data file of that key; add it to the index."""
+        digest = hashlib.sha256(pickle.dumps(key, protocol=4)).hexdigest()[:24]
+        name = f"{self._base}.{digest}.nbc"
+        self._save_data(name, data)  # the code first: an index entry never precedes it
+        overloads = self._load_index()
+        if overloads.get(key) != name:
+            overloads[key] = name
+            self._save_index(overloads)
+
+
 class _FallbackCache(FunctionCache):
-    """Numba's function cache, switched off for its function when its files cannot be used."""
+    """Numba's function cache, switched off for its function when its files cannot be used.
+
+    Its data files are named after their keys (:class:`_KeyedDataFile`), so processes that
+    compile one kernel at once cannot leave an index entry pointing to another overload's code.
+    """
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file = _KeyedDataFile(
+            self._cache_path, self._impl.filename_base, self._impl.locator.get_source_stamp()
+        )
 
     def load_overload(self, sig, target_context):
         """Numba's load; an unreadable file, or code for another signature, gives ``None``.
 
-        Unreadable: garbage, truncated, empty. Another signature: Numba names a new data file
-        by the first free number in the index it read, so two processes that compile different
-        signatures of one kernel at once (a cold cache under multiprocessing or dask workers)
-        can both write ``<kernel>-1.nbc``; the index then maps one signature to the other's
-        machine code, which Numba would call with the wrong argument types (checked: an
-        ``int64`` call returned the ``float64`` code's float). Such an entry is compiled again,
-        and Numba's save then overwrites it.
+        Unreadable: garbage, truncated, empty. Another signature: an entry that Numba's own
+        numbering of data files let two processes write (``<kernel>.1.nbc`` from both, a cold
+        cache under multiprocessing or dask workers; :class:`_KeyedDataFile` names new files
+        so that this cannot happen) maps one signature to the other's machine code, which
+        Numba would call with the wrong argument types (checked: an ``int64`` call returned the
+        ``float64`` code's float). Such an entry is compiled again, and saved under its key.
         """
         try:
             cres = super().load_overload(sig, target_context)

@@ -136,3 +136,36 @@ def test_a_cache_entry_with_another_signatures_code_is_compiled_again(tmp_path):
     third = _run(code, tmp_path)  # the entries were saved again: no warning now
     assert third.stdout.strip() == "7 8.0"
     assert "KernelCacheWarning" not in third.stderr, third.stderr
+
+
+@pytest.mark.slow
+def test_two_processes_saving_one_kernel_keep_each_overload_in_its_own_file(tmp_path):
+    # The race itself, interleaved by hand: process A compiles k(int64) and saves; process B,
+    # which read the index before A's save (hidden here), compiles k(float64) and saves; A's
+    # index lands last. With Numba's numbering both wrote <k>.1.nbc and A's index entry then
+    # pointed at B's float64 code; with the data files named after their keys, A's entry still
+    # points at A's code, and B's entry is merely lost (compiled again).
+    package = tmp_path / "tiny"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(SRC / "kernels" / "_jit.py", package / "_jit.py")
+    (package / "ops.py").write_text(
+        "from tiny._jit import jit\n\n\n@jit\ndef k(x):\n    return x * 2 + 1\n"
+    )
+    cache = package / "__pycache__"
+    assert _run("import tiny.ops as o; o.k(3)", tmp_path).returncode == 0
+    (index,) = cache.glob("ops.k-*.nbi")
+    index_of_a = index.read_bytes()
+    index.unlink()
+    assert _run("import tiny.ops as o; o.k(3.5)", tmp_path).returncode == 0
+    index.write_bytes(index_of_a)
+    assert len(list(cache.glob("ops.k-*.nbc"))) == 2  # one file per overload
+    code = (
+        "import tiny.ops as o\n"
+        "print(repr(o.k(3)), repr(o.k(3.5)))\n"
+        "print(sorted(str(s) for s in o.k.stats.cache_hits))\n"
+    )
+    result = _run(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["7 8.0", "['(int64,)']"]  # A's entry was loaded
+    assert "KernelCacheWarning" not in result.stderr, result.stderr
