@@ -7,7 +7,9 @@ from bench.cases.programs import PROGRAMS, numpy_namespace
 from rules.autodiff import value_and_grad
 
 
-@pytest.mark.parametrize("program", [p for p in PROGRAMS if p.name != "gp n=2000"], ids=str)
+@pytest.mark.parametrize(
+    "program", [p for p in PROGRAMS if p.name != "gp n=2000"], ids=lambda p: p.name
+)
 def test_driver_and_hand_chained_pullbacks_agree(program):
     args = program.build(np.random.default_rng(1))
     value, grad = value_and_grad(lambda *a: program.loss(numpy_namespace(), *a))(*args)

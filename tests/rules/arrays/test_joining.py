@@ -47,7 +47,9 @@ STACKS = [
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize(("f", "shapes"), STACKS, ids=str)
+@pytest.mark.parametrize(
+    ("f", "shapes"), STACKS, ids=lambda v: v.__name__ if callable(v) else str(v)
+)
 def test_hstack_vstack(rng, f, shapes, dtype, make_array):
     arrays = tuple(make_array(s, dtype) for s in shapes)
     check_rrule(f, arrays)

@@ -34,7 +34,7 @@ def _nested(s1, s2):
     ids=str,
 )
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("f", [ss.convolve, ss.correlate, ss.fftconvolve], ids=str)
+@pytest.mark.parametrize("f", [ss.convolve, ss.correlate, ss.fftconvolve], ids=lambda f: f.__name__)
 def test_nd(rng, f, dtype, shapes, mode):
     a, b = draw(rng, shapes[0], dtype), draw(rng, shapes[1], dtype)
     check_rrule(f, a, b, mode)
@@ -52,7 +52,7 @@ def test_method_and_mixed_real_complex(rng, method):
 @pytest.mark.parametrize("mode", ["full", "same", "valid"])
 @pytest.mark.parametrize("shapes", [((4, 5), (2, 3)), ((5, 4), (3, 2)), ((3, 3), (3, 3))], ids=str)
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("f", [ss.convolve2d, ss.correlate2d], ids=str)
+@pytest.mark.parametrize("f", [ss.convolve2d, ss.correlate2d], ids=lambda f: f.__name__)
 def test_2d(rng, f, dtype, shapes, mode):
     a, b = draw(rng, shapes[0], dtype), draw(rng, shapes[1], dtype)
     check_rrule(f, a, b, mode)
