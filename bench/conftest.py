@@ -1,7 +1,8 @@
 """pytest-benchmark plumbing: the options, and thread counts fixed before numpy loads.
 
-``python -m pytest bench --benchmark-only [--bench-threads N] [--bench-peers]``. The thread
-variables are set in ``pytest_configure``, before the test modules (and numpy) are imported;
+``python -m pytest bench --benchmark-only -n 0 [--bench-threads N] [--bench-peers]``; ``-n 0``
+because pytest-benchmark times nothing under the pytest-xdist workers of the project's
+``addopts``. The thread variables are set in ``pytest_configure``, before the test modules (and numpy) are imported;
 :func:`bench.environment.limit_threads` enforces them again once numpy is loaded.
 """
 
