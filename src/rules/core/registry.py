@@ -52,15 +52,14 @@ differentiable argument is therefore a ``NoTangent()`` that ``rules.testing.chec
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import sys
 import types
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from rules.core import deferred
 from rules.core.checks import (
     ALL_BOOL,
     check_array_tangent,
@@ -76,6 +75,7 @@ from rules.core.checks import (
     primal_shape,
     renamed_error,
 )
+from rules.core.deferred import defer, is_foreign_array, lift_foreign
 from tangents import (
     AbstractThunk,
     AbstractZero,
@@ -100,62 +100,6 @@ __all__ = [
 ]
 
 Rule = Callable[..., Any]
-
-
-_DEFERRED: dict[str, str] = {}
-
-
-def defer(rule_module: str, trigger: str) -> None:
-    """Import the rule module ``rule_module`` only once the module ``trigger`` is in use.
-
-    Rules for an expensive library (``scipy.special`` takes half a second to import) need not
-    slow down ``import rules``: a user who calls ``rrule(scipy.special.expit, x)`` has imported
-    ``scipy.special``, so the first lookup that misses imports the deferred rule modules whose
-    trigger is in ``sys.modules`` and looks again.
-    """
-    _DEFERRED[rule_module] = trigger
-
-
-_FOREIGN: dict[str, tuple[str, str]] = {}
-
-
-def lift_foreign(trigger: str, array_type: str, module: str) -> None:
-    """Hand calls with an argument of another library's array type to the module ``module``.
-
-    Once the module ``trigger`` is imported, a call of ``rrule`` or ``frule`` one of whose
-    positional arguments is an instance of ``trigger.array_type`` (``dask.array.Array``) goes
-    to ``module.lifted_rrule(f, args, kwargs)`` or ``module.lifted_frule(tangents, f, args,
-    kwargs)`` instead of the rule itself, which only takes in-memory arrays. The module is
-    imported on first use, so ``import rules`` imports neither it nor the other library.
-    """
-    _FOREIGN[trigger] = (array_type, module)
-
-
-def is_foreign_array(x: Any) -> bool:
-    """Whether ``x`` is an array of a library registered with :func:`lift_foreign` (dask)."""
-    return _foreign((x,)) is not None if _FOREIGN else False
-
-
-def _foreign(args: tuple[Any, ...]) -> Any:
-    """The lifting module for ``args``, when one is another library's array; else ``None``."""
-    for trigger, (array_type, module) in _FOREIGN.items():
-        library = sys.modules.get(trigger)
-        if library is not None:
-            cls = getattr(library, array_type)
-            if any(isinstance(a, cls) for a in args):
-                return importlib.import_module(module)
-    return None
-
-
-def _load_deferred() -> bool:
-    """Import the deferred rule modules whose trigger has been imported; whether any was."""
-    ready = [module for module, trigger in _DEFERRED.items() if trigger in sys.modules]
-    for module in ready:
-        # A deferred module registering rules loads the other ready ones itself (register
-        # calls this function): each is imported once, by whichever call pops it first.
-        if _DEFERRED.pop(module, None) is not None:
-            importlib.import_module(module)
-    return bool(ready)
 
 
 def is_zero_cotangent(y_bar: Any) -> bool:
@@ -298,7 +242,7 @@ class RuleTable:
         unless ``override=True``.
         """
         hash(f)  # a clear TypeError now rather than a KeyError later
-        _load_deferred()  # the library's own rules first, so a clash is reported here
+        deferred.load_deferred()  # the library's own rules first, so a clash is reported here
 
         def decorator(rule: Rule) -> Rule:
             self._check_new(self._by_function, f, override)
@@ -378,7 +322,7 @@ class RuleTable:
                 rule = self._by_method.get((cls, getattr(f, "__name__", "")))
                 if rule is not None:
                     return rule, True
-        if _DEFERRED and _load_deferred():
+        if deferred.DEFERRED and deferred.load_deferred():
             return self.lookup(f)
         return None
 
@@ -431,7 +375,7 @@ class _ReverseRules(RuleTable):
             bad = object_input(args)
             if bad is not None:
                 raise object_input_error(function_name(f), bad)
-            lifted = _foreign(args) if _FOREIGN else None
+            lifted = deferred.foreign_module(args) if deferred.FOREIGN else None
             constant = bool(args) and all(map(has_no_tangent_space, args))
         try:
             if lifted is not None:
@@ -595,7 +539,7 @@ class _ForwardRules(RuleTable):
             # (refused options, structured inputs) and its forward computation apply unchanged.
             reverse = rrule(f, *args, **kwargs) if f in rrule else None
             return (f(*args, **kwargs) if reverse is None else reverse[0]), ZeroTangent()
-        lifted = _foreign(args) if _FOREIGN else None
+        lifted = deferred.foreign_module(args) if deferred.FOREIGN else None
         if lifted is not None:
             return lifted.lifted_frule(tangents, f, args, kwargs)
         return _pushforward(f, rule, takes_callable, tangents, args, kwargs)

@@ -138,23 +138,21 @@ def test_other_attribute_errors_are_not_renamed():
 def test_deferred_modules_that_load_each_other_are_imported_once(monkeypatch):
     import sys
 
-    from rules.core import registry
+    from rules.core import deferred
 
     loaded = []
 
     def import_module(name):
         loaded.append(name)
         if name == "first.rules":  # registering a rule loads the other ready modules
-            registry._load_deferred()
+            deferred.load_deferred()
 
-    monkeypatch.setattr(
-        registry, "_DEFERRED", {"first.rules": "trigger", "second.rules": "trigger"}
-    )
-    monkeypatch.setattr(registry.importlib, "import_module", import_module)
+    monkeypatch.setattr(deferred, "DEFERRED", {"first.rules": "trigger", "second.rules": "trigger"})
+    monkeypatch.setattr(deferred.importlib, "import_module", import_module)
     monkeypatch.setitem(sys.modules, "trigger", object())
     assert rrule(no_rule_here, 1.0) is None
     assert loaded == ["first.rules", "second.rules"]
-    assert registry._DEFERRED == {}
+    assert deferred.DEFERRED == {}
 
 
 # --- rules for bound methods ----------------------------------------------------------------------

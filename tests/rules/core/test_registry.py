@@ -263,11 +263,11 @@ def test_trailing_cotangents_left_out_become_no_tangent(registered):
 def test_deferred_rule_modules_load_on_the_first_lookup_that_needs_them(monkeypatch):
     import sys
 
-    from rules.core import registry
+    from rules.core import deferred
 
     loaded = []
-    monkeypatch.setattr(registry, "_DEFERRED", {"json": "not.imported.yet"})
-    monkeypatch.setattr(registry.importlib, "import_module", lambda name: loaded.append(name))
+    monkeypatch.setattr(deferred, "DEFERRED", {"json": "not.imported.yet"})
+    monkeypatch.setattr(deferred.importlib, "import_module", lambda name: loaded.append(name))
 
     def nothing(x):
         return x
@@ -277,7 +277,7 @@ def test_deferred_rule_modules_load_on_the_first_lookup_that_needs_them(monkeypa
     monkeypatch.setitem(sys.modules, "not.imported.yet", object())
     assert rrule(nothing, 1.0) is None
     assert loaded == ["json"]
-    assert registry._DEFERRED == {}
+    assert deferred.DEFERRED == {}
 
 
 def test_scipy_special_rules_are_found_after_importing_scipy_special():
