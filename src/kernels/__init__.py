@@ -10,6 +10,10 @@ Forward factorizations of stacks ``(b, n, n)`` of small matrices, for users who 
 fast forward (one compiled call where numpy and scipy call LAPACK once per matrix; the rules use
 them up to the ``*_FORWARD_STACK_MAX_N`` entries of :mod:`kernels.crossovers`):
 
+* :func:`kernels.eigh_forward.eigh_batched` (cyclic Jacobi; complex too) and
+  :func:`kernels.eigh_tridiagonal.eigh_tridiagonal_batched` (tridiagonal QR, real; faster
+  from about 10 on a side) -- ``(w, V)`` of ``np.linalg.eigh``, with a fixed eigenvector sign;
+  :func:`kernels.svd_forward.svd_batched` and :func:`kernels.qr_forward.qr_batched`;
 * :func:`kernels.cholesky_factor.cholesky_factor_batched` -- ``A = L L^H`` (``np.linalg.cholesky``),
   returns ``(L, info)``;
 * :func:`kernels.lu_unpacked.lu_batched` -- ``(perm, L, U)`` of ``scipy.linalg.lu(A, p_indices=True)``;

@@ -62,8 +62,10 @@ Paths (DESIGN.md section 7):
   call. The choice between the unrolled loop kernels and the tiled BLAS code is made inside
   those functions (``kernels._spectral.use_loops``), governed by the crossover entry
   ``kernels.crossovers.EIGH_LOOPS_MAX_N``: loops for ``n <= EIGH_LOOPS_MAX_N``, BLAS above. The
-  forward pass of a stack of small matrices takes the batched Jacobi kernel
-  (``kernels.eigh_forward``) up to ``EIGH_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise;
+  forward pass of a stack of small matrices takes a batched kernel up to
+  ``EIGH_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise: Jacobi (``kernels.eigh_forward``)
+  up to ``EIGH_JACOBI_STACK_MAX_N`` and for complex stacks, tridiagonal QR
+  (``kernels.eigh_tridiagonal``) above;
   eigvalsh of one matrix calls LAPACK ``syevd``/``heevd`` directly (``EIGH_VALUES_SINGLE_MAX_N``).
 
 References
@@ -87,9 +89,10 @@ import numpy as np
 
 from kernels import eigh as keigh
 from kernels.eigh_forward import eigh_batched
+from kernels.eigh_tridiagonal import eigh_tridiagonal_batched
 from kernels.spectral_checked import eigh_pushforward_one, eigvalsh_pullback_one
 from rules.core.cotangents import as_array_cotangent
-from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
+from rules.core.dispatch import as_stack, crossover, flat_batch, forward_stack, kernel_eligible
 from rules.core.nesting import as_array, contiguous, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg import traced_spectral
@@ -386,15 +389,19 @@ _EighResult = type(np.linalg.eigh(np.eye(1)))
 
 
 def _stack_eigh(dense: np.ndarray, lower: bool) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(w, V)`` from the batched Jacobi kernel for a stack of small matrices, else ``None``.
+    """``(w, V)`` from a batched kernel for a stack of small matrices, else ``None``.
 
-    The eigenvectors carry the kernel's gauge (each column's largest entry real positive),
-    not LAPACK's arbitrary one; eigenvalues agree with LAPACK's to rounding.
+    Jacobi up to ``EIGH_JACOBI_STACK_MAX_N`` and for complex stacks, tridiagonal QR for larger
+    real ones. The eigenvectors carry the kernels' gauge (each column's largest entry real
+    positive), not LAPACK's arbitrary one; eigenvalues agree with LAPACK's to rounding.
     """
     stack = forward_stack(dense, "EIGH_FORWARD_STACK_MAX_N")
     if stack is None:
         return None
-    w, V = eigh_batched(stack, lower=lower)
+    if stack.dtype.kind == "f" and stack.shape[-1] > crossover("EIGH_JACOBI_STACK_MAX_N"):
+        w, V = eigh_tridiagonal_batched(stack, lower=lower)
+    else:
+        w, V = eigh_batched(stack, lower=lower)
     return w.reshape(dense.shape[:-1]), V.reshape(dense.shape)
 
 

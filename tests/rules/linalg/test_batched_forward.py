@@ -6,6 +6,7 @@ import scipy.linalg as sla
 
 from kernels import crossovers
 from kernels.eigh_forward import eigh_batched
+from kernels.eigh_tridiagonal import eigh_tridiagonal_batched
 from kernels.qr_forward import qr_batched
 from kernels.svd_forward import svd_batched
 from rules import rrule
@@ -47,6 +48,26 @@ def test_stacks_take_the_kernels(rng):
             np.testing.assert_array_equal(ours, kernel)
     y, _ = rrule(sla.qr, A)  # scipy's 'full' is numpy's 'complete'
     np.testing.assert_array_equal(y[0], qr_batched(A, "complete")[0])
+
+
+def test_larger_real_eigh_stacks_take_tridiagonal_qr(monkeypatch, rng):
+    jacobi_n = crossovers.EIGH_JACOBI_STACK_MAX_N
+    for n in (jacobi_n + 1, EIGH_N["f"]):
+        A = rng.standard_normal((3, n, n))
+        H = A + A.mT
+        for uplo in ("L", "U"):
+            (w, V), _ = rrule(np.linalg.eigh, H, uplo)
+            w_k, V_k = eigh_tridiagonal_batched(H, lower=uplo == "L")
+            np.testing.assert_array_equal(w, w_k)
+            np.testing.assert_array_equal(V, V_k)
+        y, _ = rrule(sla.eigh, H)
+        np.testing.assert_array_equal(y[1], eigh_tridiagonal_batched(H)[1])
+        np.testing.assert_array_equal(rrule(np.linalg.eigvalsh, H)[0], w_k)
+    H = H.astype(np.complex128)  # complex stacks of this order: LAPACK
+    np.testing.assert_array_equal(rrule(np.linalg.eigh, H)[0][1], np.linalg.eigh(H)[1])
+    monkeypatch.setattr(crossovers, "EIGH_JACOBI_STACK_MAX_N", n)  # the crossover is read per call
+    (w, V), _ = rrule(np.linalg.eigh, H.real)
+    np.testing.assert_array_equal(V, eigh_batched(H.real)[1])
 
 
 def test_above_the_crossover_and_single_matrices_take_lapack(rng):

@@ -30,7 +30,7 @@ def path(request, monkeypatch):
 # --- the checker at generic inputs ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("shape", [(4, 4), (3, 4, 4)])
+@pytest.mark.parametrize("shape", [(4, 4), (3, 4, 4), (2, 11, 11)])  # 11: tridiagonal QR
 @pytest.mark.parametrize("UPLO", ["L", "U"])
 def test_numpy_eigh(randn, gauge_fixed, dtype, shape, UPLO):
     A = hermitian(randn, dtype, *shape)
@@ -52,29 +52,30 @@ def test_numpy_eigh_directly_with_invariant_cotangents(randn, dtype):
     )
 
 
-def test_numpy_eigh_stack_forward_is_the_kernel(randn, dtype):
+@pytest.mark.parametrize("n", [4, 12])  # the Jacobi kernel, and tridiagonal QR for real stacks
+def test_numpy_eigh_stack_forward_is_the_kernel(randn, dtype, n):
     """A stack's rrule forward: LAPACK's eigenvalues, its eigenvectors up to the kernel's gauge.
 
     The whole-call pullback then equals the stacked numpy formula at those factors, for a
     phase-invariant eigenvector cotangent (``V_bar[:, j] = H_j v_j``, ``H_j`` Hermitian: the
     loss ``sum_j v_j^H H_j v_j / 2``), so the gauge check lets it through.
     """
-    A = hermitian(randn, dtype, 3, 4, 4)
+    A = hermitian(randn, dtype, 3, n, n)
     (w, V), pullback = rrule(np.linalg.eigh, A)
     wl, Vl = np.linalg.eigh(A)
     tol = 1e-4 if np.dtype(dtype) == np.float32 else 1e-10
     np.testing.assert_allclose(w, wl, atol=tol)
     overlap = np.abs(np.sum(V.conj() * Vl, axis=-2))  # |v_j^H v_j^LAPACK| = 1: the same vectors
     np.testing.assert_allclose(overlap, 1, atol=tol)
-    H = hermitian(randn, dtype, 3, 4, 4, 4)
+    H = hermitian(randn, dtype, 3, n, n, n)
     V_bar = np.einsum("pjik,pkj->pij", H, V).astype(dtype)
-    w_bar = randn(np.float64, 3, 4).astype(w.dtype)
+    w_bar = randn(np.float64, 3, n).astype(w.dtype)
     A_bar = pullback(Tangent(EighResult, w_bar, V_bar))[1]
-    expected = reigh.eigh_pullback_formula(w, V, w_bar, V_bar, default_rtol(4, w.dtype))
+    expected = reigh.eigh_pullback_formula(w, V, w_bar, V_bar, default_rtol(n, w.dtype))
     np.testing.assert_allclose(A_bar, expected, atol=tol * np.abs(expected).max())
 
 
-@pytest.mark.parametrize("shape", [(4, 4), (3, 4, 4)])
+@pytest.mark.parametrize("shape", [(4, 4), (3, 4, 4), (2, 12, 12)])
 def test_eigvalsh(randn, dtype, shape):
     A = hermitian(randn, dtype, *shape)
     for f in (np.linalg.eigvalsh, sla.eigvalsh):
