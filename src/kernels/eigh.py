@@ -62,6 +62,7 @@ from kernels._spectral import (
     _mul_a_b_inplace,
     _mul_a_bh_hermitian_inplace,
     _mul_ah_b_inplace,
+    _mul_v_diag_vh_inplace,
     _scale_tol,
     conj_t,
     default_rtol,
@@ -162,7 +163,7 @@ def _pullback_loops(n):
             phase[p], rotation[p] = _gauge_residual_of_m(n, w[p], K, tol)
             _pullback_core_inplace(n, w[p], w_bar[p], K, tol, n)
             _mul_a_b_inplace(n, n, n, V[p], K, T)  # T = V K
-            _mul_a_bh_hermitian_inplace(n, n, T, V[p], out[p])  # out = V K V^H
+            _mul_a_bh_hermitian_inplace(n, n, T, V[p], K, out[p])  # out = V K V^H (K: scratch)
 
     return pullback_loops
 
@@ -174,12 +175,9 @@ def _eigvalsh_pullback_loops(n):
     @jit
     def eigvalsh_pullback_loops(V, w_bar, out):
         """``out[p] = V diag(w_bar) V^H`` for each matrix of the stack."""
-        T = np.empty((n, n), dtype=V.dtype)
+        S = np.empty((n, n), dtype=V.dtype)
         for p in range(V.shape[0]):
-            for i in range(n):
-                for k in range(n):
-                    T[i, k] = V[p, i, k] * w_bar[p, k]
-            _mul_a_bh_hermitian_inplace(n, n, T, V[p], out[p])
+            _mul_v_diag_vh_inplace(n, V[p], w_bar[p], S, out[p])
 
     return eigvalsh_pullback_loops
 

@@ -36,6 +36,7 @@ from kernels._spectral import (
     _mul_a_bh_hermitian_inplace,
     _mul_a_bh_inplace,
     _mul_ah_b_inplace,
+    _mul_v_diag_vh_inplace,
     _scale_tol,
 )
 from kernels.eigh import _pullback_core_inplace as _eigh_core_inplace
@@ -85,7 +86,7 @@ def eigh_pullback_checked(n):
         _eigh_core_inplace(n, w, w_bar, K, tol, n)
         T = np.empty((n, n), dtype=V.dtype)
         _mul_a_b_inplace(n, n, n, V, K, T)  # T = V K
-        _mul_a_bh_hermitian_inplace(n, n, T, V, out)  # out = V K V^H
+        _mul_a_bh_hermitian_inplace(n, n, T, V, K, out)  # out = V K V^H (K: scratch)
         return True
 
     return pullback_checked
@@ -167,11 +168,7 @@ def eigvalsh_pullback_one(n):
 
     @jit
     def eigvalsh_pullback(V, w_bar, out):
-        T = np.empty((n, n), dtype=V.dtype)
-        for i in range(n):
-            for k in range(n):
-                T[i, k] = V[i, k] * w_bar[k]
-        _mul_a_bh_hermitian_inplace(n, n, T, V, out)
+        _mul_v_diag_vh_inplace(n, V, w_bar, np.empty((n, n), dtype=V.dtype), out)
 
     return eigvalsh_pullback
 

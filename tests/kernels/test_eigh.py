@@ -142,12 +142,14 @@ def test_pullback_and_pushforward_match_finite_differences(rng, dtype):
     assert jvp == pytest.approx(fd, rel=1e-6, abs=1e-8)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize("n", [1, 3, 8])
-def test_other_orders(rng, n):
-    # every order has its own compiled loop kernel (same source, another constant); check a few
-    w, V = np.linalg.eigh(hermitian(rng, (2, n, n), np.float64))
+def test_other_orders(rng, n, dtype):
+    # every order has its own compiled loop kernel (same source, another constant); check a few.
+    # 8: the Hermitian product goes through its scratch (HERMITIAN_PRODUCT_SCRATCH_MIN_N)
+    w, V = np.linalg.eigh(hermitian(rng, (2, n, n), dtype))
     w_bar = randn(rng, (2, n), np.float64)
-    V_bar, A_dot = randn(rng, (2, 2, n, n), np.float64)
+    V_bar, A_dot = randn(rng, (2, 2, n, n), dtype)
     A_bar = eigh_pullback_batched(w, V, w_bar, V_bar)
     w_dot, V_dot = eigh_pushforward_batched(w, V, A_dot)
     for p in range(2):
