@@ -128,23 +128,27 @@ def _tridiagonalize_inplace(a, d, e, hv, tau, p, w):
 
 
 @jit
-def _form_qt_inplace(hv, tau, z, u):
-    """``z = Q^T = H_{n-3} ... H_0`` from the reflectors; ``u`` (n,) is scratch."""
+def _form_qt_inplace(hv, tau, z, u, offset):
+    """``z = Q^T = H_{n-2-offset} ... H_0`` from the reflectors; ``u`` (n,) is scratch.
+
+    Reflector ``k`` is ``I - tau[k] v v^T`` with ``v = hv[k, k + offset:]`` (``offset`` 1 for the
+    tridiagonal reduction, 0 and 1 for the left and right ones of a bidiagonal reduction).
+    """
     n = z.shape[0]
     for i in range(n):
         for j in range(n):
             z[i, j] = 1.0 if i == j else 0.0
-    for k in range(n - 2):
+    for k in range(n - 1 - offset):
         t = tau[k]
         if t == 0.0:
             continue
         for j in range(n):
             u[j] = 0.0
-        for i in range(k + 1, n):  # u = v^T z
+        for i in range(k + offset, n):  # u = v^T z
             vi = hv[k, i]
             for j in range(n):
                 u[j] += vi * z[i, j]
-        for i in range(k + 1, n):  # z <- z - tau v u
+        for i in range(k + offset, n):  # z <- z - tau v u
             f = t * hv[k, i]
             for j in range(n):
                 z[i, j] -= f * u[j]
@@ -266,7 +270,7 @@ def _eigh_tridiagonal_kernel(A, lower, vectors, eps, w, V):
         if ok:
             _tridiagonalize_inplace(a, d, e, hv, tau, p, u)
             if vectors:
-                _form_qt_inplace(hv, tau, z, u)
+                _form_qt_inplace(hv, tau, z, u, 1)
             ok = _qr_iterate_inplace(d, e, z, eps, vectors)
         if not ok:  # NaN or infinity in the triangle read, or no convergence
             for j in range(n):

@@ -72,8 +72,11 @@ Paths (DESIGN.md section 7):
   The choice between the unrolled loop kernels and the tiled BLAS code is made inside those
   functions (``kernels._spectral.use_loops``), governed by the crossover entry
   ``kernels.crossovers.SVD_LOOPS_MAX_N`` on ``max(m, n)``: loops up to it, BLAS above. The
-  forward pass of a stack of small matrices takes the batched kernel (``kernels.svd_forward``) up
-  to ``SVD_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise; ``np.linalg.svdvals`` (and
+  forward pass of a stack of small matrices takes a batched kernel up to
+  ``SVD_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise: bidiagonal QR
+  (``kernels.svd_bidiagonal``) for real square stacks above ``SVD_JACOBI_STACK_MAX_N``, one-sided
+  Jacobi (``kernels.svd_forward``) for the others (real non-square ones up to
+  ``SVD_JACOBI_RECTANGULAR_MAX_N``); ``np.linalg.svdvals`` (and
   ``compute_uv=False``) of one matrix calls ``gesdd`` directly (``SVD_VALUES_SINGLE_MAX_N``).
 
 References
@@ -94,9 +97,10 @@ import numpy as np
 from kernels import crossovers
 from kernels import svd as ksvd
 from kernels.spectral_checked import svdvals_pullback_one
+from kernels.svd_bidiagonal import svd_bidiagonal_batched
 from kernels.svd_forward import svd_batched
 from rules.core.cotangents import as_array_cotangent
-from rules.core.dispatch import as_stack, flat_batch, forward_stack, kernel_eligible
+from rules.core.dispatch import as_stack, crossover, flat_batch, forward_stack, kernel_eligible
 from rules.core.nesting import as_array, contiguous, innermost_value, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg import svd_complement, traced_spectral
@@ -468,17 +472,23 @@ _SVDResult = type(np.linalg.svd(np.eye(1)))
 
 
 def _stack_svd(dense: np.ndarray, full: bool) -> tuple[np.ndarray, ...] | None:
-    """``(U, s, Vh)`` from the batched Jacobi kernel for a stack of small matrices, else ``None``.
+    """``(U, s, Vh)`` from a batched kernel for a stack of small matrices, else ``None``.
 
-    Thin factors only, so ``full=True`` takes it for square matrices alone. The singular
-    vectors carry the kernel's gauge (each ``u_j``'s largest entry real positive), not
-    LAPACK's arbitrary one.
+    Bidiagonal QR for real square stacks above ``SVD_JACOBI_STACK_MAX_N``, one-sided Jacobi
+    otherwise. Jacobi's factors are thin, so ``full=True`` takes it for square matrices alone.
+    The singular vectors carry the kernels' gauge (each ``u_j``'s largest entry real positive),
+    not LAPACK's arbitrary one.
     """
     m, n = dense.shape[-2:]
     stack = forward_stack(dense, "SVD_FORWARD_STACK_MAX_N") if not full or m == n else None
     if stack is None:
         return None
-    U, s, Vh = svd_batched(stack)
+    if stack.dtype.kind == "f" and m == n and n > crossover("SVD_JACOBI_STACK_MAX_N"):
+        U, s, Vh = svd_bidiagonal_batched(stack)
+    elif stack.dtype.kind == "f" and max(m, n) > crossover("SVD_JACOBI_RECTANGULAR_MAX_N"):
+        return None  # no square kernel for it, and Jacobi is slower than LAPACK here
+    else:
+        U, s, Vh = svd_batched(stack)
     k = min(m, n)
     batch = dense.shape[:-2]
     return U.reshape(*batch, m, k), s.reshape(*batch, k), Vh.reshape(*batch, k, n)

@@ -8,6 +8,7 @@ from kernels import crossovers
 from kernels.eigh_forward import eigh_batched
 from kernels.eigh_tridiagonal import eigh_tridiagonal_batched
 from kernels.qr_forward import qr_batched
+from kernels.svd_bidiagonal import svd_bidiagonal_batched
 from kernels.svd_forward import svd_batched
 from rules import rrule
 from rules.core.dispatch import forward_stack
@@ -68,6 +69,31 @@ def test_larger_real_eigh_stacks_take_tridiagonal_qr(monkeypatch, rng):
     monkeypatch.setattr(crossovers, "EIGH_JACOBI_STACK_MAX_N", n)  # the crossover is read per call
     (w, V), _ = rrule(np.linalg.eigh, H.real)
     np.testing.assert_array_equal(V, eigh_batched(H.real)[1])
+
+
+def test_larger_real_square_svd_stacks_take_bidiagonal_qr(monkeypatch, rng):
+    jacobi_n = crossovers.SVD_JACOBI_STACK_MAX_N
+    for n in (jacobi_n + 1, SVD_N["f"]):
+        A = rng.standard_normal((3, n, n))
+        kernel = svd_bidiagonal_batched(A)
+        for full in (True, False):
+            y, _ = rrule(np.linalg.svd, A, full)
+            for ours, k in zip(y, kernel, strict=True):
+                np.testing.assert_array_equal(ours, k)
+        np.testing.assert_array_equal(rrule(np.linalg.svdvals, A)[0], kernel[1])
+        np.testing.assert_array_equal(rrule(sla.svd, A)[0][0], kernel[0])
+    rect = crossovers.SVD_JACOBI_RECTANGULAR_MAX_N
+    A = rng.standard_normal((3, rect, rect - 1))  # not square: Jacobi, then LAPACK
+    np.testing.assert_array_equal(rrule(np.linalg.svd, A, False)[0][0], svd_batched(A)[0])
+    A = rng.standard_normal((3, rect + 1, rect))
+    np.testing.assert_array_equal(rrule(np.linalg.svd, A, False)[0][0], np.linalg.svd(A, False)[0])
+    A = rng.standard_normal((3, n + 1, n + 1))  # above the entry: LAPACK
+    np.testing.assert_array_equal(rrule(np.linalg.svd, A)[0][0], np.linalg.svd(A)[0])
+    A = rng.standard_normal((2, jacobi_n + 1, jacobi_n + 1)).astype(np.complex128)
+    np.testing.assert_array_equal(rrule(np.linalg.svd, A)[0][0], np.linalg.svd(A)[0])
+    monkeypatch.setattr(crossovers, "SVD_JACOBI_STACK_MAX_N", 12)  # read per call
+    A = rng.standard_normal((3, 10, 10))
+    np.testing.assert_array_equal(rrule(np.linalg.svd, A)[0][0], svd_batched(A)[0])
 
 
 def test_above_the_crossover_and_single_matrices_take_lapack(rng):

@@ -1,0 +1,103 @@
+"""The batched bidiagonal-QR SVD against LAPACK (numpy's svd) on the issue's families."""
+
+import numpy as np
+import pytest
+
+from kernels.svd_bidiagonal import svd_bidiagonal_batched, svdvals_bidiagonal_batched
+from kernels.svd_forward import svd_batched
+
+DTYPES = [np.float64, np.float32]
+KINDS = ["random", "graded", "ill", "rank"]  # _accuracy.KINDS
+
+
+def reconstruct(U, s, Vh):
+    return (U * s[..., None, :]) @ Vh
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("n", [1, 2, 3, 16, 33])
+def test_accuracy_within_lapack(rng, acc, dtype, kind, n):
+    A = acc.general(rng, kind, 21, n, n, dtype)
+    A_in = A.copy()
+    U, s, Vh = svd_bidiagonal_batched(A)
+    np.testing.assert_array_equal(A, A_in)  # the input is not written
+    assert (U.dtype, s.dtype, Vh.dtype) == (dtype, dtype, dtype)
+    assert (U.shape, s.shape, Vh.shape) == ((21, n, n), (21, n), (21, n, n))
+    Ul, sl, Vhl = np.linalg.svd(A)
+    ours, lapack = (
+        acc.backward_error(A, reconstruct(U, s, Vh)),
+        acc.backward_error(A, reconstruct(Ul, sl, Vhl)),
+    )
+    assert acc.within_lapack(ours, lapack, n, dtype), (ours, lapack)
+    for X, Xl in ((U, Ul), (Vh.mT, Vhl.mT)):
+        ours, lapack = acc.orthogonality(X), acc.orthogonality(Xl)
+        assert acc.within_lapack(ours, lapack, n, dtype), (ours, lapack)
+    assert np.all(np.diff(s, axis=-1) <= 0)  # descending, as numpy
+    assert np.all(s >= 0)
+    tol = 20 * n * acc.eps(dtype) * sl[:, :1]
+    assert np.all(np.abs(s - sl) <= tol)
+    np.testing.assert_allclose(svdvals_bidiagonal_batched(A), s, rtol=0, atol=tol.max())
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gauge_is_the_jacobi_kernels(rng, acc, dtype):
+    """``u_j``'s first largest-magnitude entry is positive, ``v_j`` flipped with it, as Jacobi's."""
+    A = acc.general(rng, "random", 30, 6, 6, dtype)
+    U, s, Vh = svd_bidiagonal_batched(A)
+    top = np.take_along_axis(U, np.argmax(np.abs(U), axis=-2)[..., None, :], axis=-2)[..., 0, :]
+    assert np.all(top > 0)
+    tol = 1e-3 if dtype == np.float32 else 1e-9
+    for ours, jacobi in zip((U, s, Vh), svd_batched(A), strict=True):
+        np.testing.assert_allclose(ours, jacobi, atol=tol)
+
+
+def test_zero_on_the_diagonal_splits(rng):
+    """Bidiagonal inputs with zero diagonal entries (first, inner, last) take the chases."""
+    n = 7
+    i = np.arange(n)
+    B = np.zeros((4, n, n))
+    B[:, i, i] = rng.standard_normal((4, n))
+    B[:, i[:-1], i[1:]] = rng.standard_normal((4, n - 1))
+    B[0, 0, 0] = B[1, 3, 3] = B[2, n - 1, n - 1] = 0.0
+    B[3, 2, 2] = B[3, 5, 5] = B[3, n - 1, n - 1] = 0.0
+    U, s, Vh = svd_bidiagonal_batched(B)
+    np.testing.assert_allclose(s, np.linalg.svd(B, compute_uv=False), atol=1e-14)
+    np.testing.assert_allclose(reconstruct(U, s, Vh), B, atol=1e-14)
+    assert np.abs(s[:3, -1]).max() <= 1e-15  # one zero singular value each
+    np.testing.assert_allclose(U.mT @ U, np.broadcast_to(np.eye(n), U.shape), atol=1e-14)
+    np.testing.assert_allclose(Vh @ Vh.mT, np.broadcast_to(np.eye(n), U.shape), atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_in_nan_out(rng, acc, dtype, bad):
+    A = acc.general(rng, "random", 10, 12, 12, dtype)
+    A[3, 7, 2] = bad
+    U, s, Vh = svd_bidiagonal_batched(A)
+    for X in (U, s, Vh):
+        assert np.isnan(X[3]).all()
+        assert np.isfinite(X[np.arange(10) != 3]).all()
+    assert np.isnan(svdvals_bidiagonal_batched(A)[3]).all()
+
+
+def test_extreme_scales_and_zero(rng, acc):
+    A = acc.general(rng, "random", 5, 16, 16, np.float64)
+    for scale in (1e-300, 1e-200, 1e200, 1e300):
+        U, s, Vh = svd_bidiagonal_batched(A * scale)
+        np.testing.assert_allclose(s / scale, np.linalg.svd(A, compute_uv=False), atol=1e-13)
+        assert acc.orthogonality(U) < 1e-13
+        assert acc.orthogonality(Vh.mT) < 1e-13
+    U, s, Vh = svd_bidiagonal_batched(np.zeros((2, 5, 5)))
+    np.testing.assert_array_equal(s, 0)
+    np.testing.assert_array_equal(reconstruct(U, s, Vh), 0)
+    assert acc.orthogonality(U) == 0
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="svd_bidiagonal_batched"):
+        svd_bidiagonal_batched(np.zeros((2, 3, 4)))
+    with pytest.raises(ValueError, match="svd_bidiagonal_batched"):
+        svd_bidiagonal_batched(np.zeros((2, 3, 3), dtype=np.complex128))
+    with pytest.raises(ValueError, match="svdvals_bidiagonal_batched"):
+        svdvals_bidiagonal_batched(np.zeros((3, 3)))
