@@ -85,6 +85,72 @@ def lu_factor_batched(A):
     return lu, piv
 
 
+# lu_solve_batched: one matrix at a time with the right-hand sides along contiguous rows
+# (_lu_solve_rows) from these sizes on, for 8-byte dtypes; lane blocks otherwise. A/B on 1000
+# matrices, one thread, trans 0 and 2: float64 16x16 with 16 right-hand sides 1.0 against 1.3 ms,
+# 12 with 12 0.57 against 0.69 ms, complex128 16 with 16 4.6 against 5.5 ms; lanes stay ahead
+# with one right-hand side (0.35 against 0.56 ms at 16) and for float32 with trans 0.
+_ROWS_MIN_N = 12
+_ROWS_MIN_K = 8
+
+
+@jit
+def _lu_solve_rows(lu, piv, B, trans):
+    """:func:`lu_solve_batched` one matrix at a time: each update is an axpy along a row of ``B``."""
+    b, n, k = B.shape
+    X = np.empty_like(B)
+    w = np.empty((n, k), dtype=B.dtype)
+    conj = trans == 2
+    for t in range(b):
+        F = lu[t]
+        for i in range(n):
+            for j in range(k):
+                w[i, j] = B[t, i, j]
+        if trans == 0:
+            for i in range(n):  # P^T b, the swaps in order
+                p = piv[t, i]
+                if p != i:
+                    for j in range(k):
+                        w[i, j], w[p, j] = w[p, j], w[i, j]
+            for i in range(n):  # L y = P^T b, unit diagonal
+                for r in range(i):
+                    c = F[i, r]
+                    for j in range(k):
+                        w[i, j] -= c * w[r, j]
+            for i in range(n - 1, -1, -1):  # U x = y
+                for r in range(i + 1, n):
+                    c = F[i, r]
+                    for j in range(k):
+                        w[i, j] -= c * w[r, j]
+                rcp = 1.0 / F[i, i]
+                for j in range(k):
+                    w[i, j] *= rcp
+        else:
+            for i in range(n):  # op(U) y = b: forward substitution
+                for r in range(i):
+                    c = np.conj(F[r, i]) if conj else F[r, i]
+                    for j in range(k):
+                        w[i, j] -= c * w[r, j]
+                rcp = 1.0 / (np.conj(F[i, i]) if conj else F[i, i])
+                for j in range(k):
+                    w[i, j] *= rcp
+            for i in range(n - 1, -1, -1):  # op(L) z = y: back substitution, unit diagonal
+                for r in range(i + 1, n):
+                    c = np.conj(F[r, i]) if conj else F[r, i]
+                    for j in range(k):
+                        w[i, j] -= c * w[r, j]
+            for s in range(n):  # P z, the swaps in reverse order
+                i = n - 1 - s
+                p = piv[t, i]
+                if p != i:
+                    for j in range(k):
+                        w[i, j], w[p, j] = w[p, j], w[i, j]
+        for i in range(n):
+            for j in range(k):
+                X[t, i, j] = w[i, j]
+    return X
+
+
 @jit
 def lu_solve_batched(lu, piv, B, trans):
     """Return ``X[i] = op(A[i])^-1 B[i]`` from ``lu_factor_batched`` output; B (b, n, k).
@@ -94,6 +160,8 @@ def lu_solve_batched(lu, piv, B, trans):
     b, n, k = B.shape
     if lu.shape != (b, n, n) or piv.shape != (b, n) or trans < 0 or trans > 2:
         raise ValueError("lu_solve_batched: need lu (b, n, n), piv (b, n), B (b, n, k), trans 0-2")
+    if n >= _ROWS_MIN_N and k >= _ROWS_MIN_K and B.itemsize >= 8:
+        return _lu_solve_rows(lu, piv, B, trans)
     nl = _lanes(b, n * max(n, k))
     X = np.empty_like(B)
     F = np.empty((n, n, nl), dtype=lu.dtype)

@@ -88,12 +88,19 @@ def test_lu_factor_batched_singular_keeps_zero_pivot():
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("trans", [0, 1, 2])
-def test_lu_solve_batched(rng, dtype, trans):
-    A = rand(rng, (3, 4, 4), dtype) + 4 * np.eye(4, dtype=dtype)
-    B = rand(rng, (3, 4, 2), dtype)
+@pytest.mark.parametrize(("n", "k"), [(4, 2), (13, 9)])  # lane blocks; rows (8-byte dtypes)
+def test_lu_solve_batched(rng, dtype, trans, n, k):
+    # well conditioned, with its rows shuffled so that partial pivoting swaps them back
+    A = (rand(rng, (3, n, n), dtype) + n * np.eye(n, dtype=dtype))[:, rng.permutation(n)]
+    B = rand(rng, (3, n, k), dtype)
+    B_in = B.copy()
     lu, piv = lu_factor_batched(A)
+    assert (piv != np.arange(n)).any()  # row swaps to undo
     op = {0: A, 1: A.swapaxes(1, 2), 2: A.conj().swapaxes(1, 2)}[trans]
-    assert_allclose(lu_solve_batched(lu, piv, B, trans), np.linalg.solve(op, B), rtol=rtol(dtype))
+    X = lu_solve_batched(lu, piv, B, trans)
+    assert X.dtype == dtype
+    assert_allclose(X, np.linalg.solve(op, B), rtol=rtol(dtype))
+    assert_array_equal(B, B_in)
 
 
 def test_lu_unpack_batched_matches_scipy(rng):

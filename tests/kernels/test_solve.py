@@ -136,10 +136,13 @@ def test_solve_batched_equals_per_matrix_and_inputs_unchanged(rng, dtype):
 
 @pytest.mark.jit_only
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize(("n", "k"), [(2, 1), (4, 4), (11, 3), (12, 1), (16, 16), (13, 5)])
+@pytest.mark.parametrize(
+    ("n", "k"), [(2, 1), (4, 4), (11, 3), (12, 1), (16, 16), (13, 5), (12, 8), (14, 7)]
+)
 def test_solve_kernels_on_lanes_and_on_rows_match_numpy(rng, dtype, n, k):
-    """Both ways of each kernel (lane blocks below 12 on a side or 4 right-hand sides, rows
-    from there) against numpy's solve and products, on a stack; the inputs stay unchanged."""
+    """Both ways of each kernel against numpy's solve and products, on a stack; the inputs stay
+    unchanged. Pullback: lane blocks below 12 on a side or 8 right-hand sides, numpy's matmul
+    from there; pushforward: lane blocks below 4 right-hand sides, rows from there."""
     A = np.stack([well_conditioned(rng, n, dtype) for _ in range(7)])
     X, X_bar, B_dot = (rand(rng, (7, n, k), dtype) for _ in range(3))
     A_dot = rand(rng, (7, n, n), dtype)
