@@ -76,6 +76,60 @@ def solve_triangular_pullback_batched(T, X, X_bar, lower, trans, unit_diagonal):
     return T_bar, B_bar
 
 
+# solve_triangular_pullback_matmul instead of the loops from these sizes on: the product
+# -B_bar X^H by numpy's stacked matmul rather than one dot product per entry of the triangle
+# (1000 x (16x16), 16 right-hand sides, float64: 1.24 against 1.56 ms in one process).
+MATMUL_PULLBACK_MIN_N = 12
+MATMUL_PULLBACK_MIN_K = 8
+
+
+def pullback_uses_matmul(n, k):
+    """Whether a stack of order ``n`` with ``k`` right-hand sides takes the matmul pullback."""
+    return n >= MATMUL_PULLBACK_MIN_N and k >= MATMUL_PULLBACK_MIN_K
+
+
+@jit
+def _adjoint_solve_batched(T, X_bar, lower, trans, unit_diagonal):
+    """``op(T)^-H X_bar`` for each matrix of the stacks, as in the pullback's loops."""
+    B_bar = X_bar.copy()
+    for t in range(B_bar.shape[0]):
+        solve_inplace(T, B_bar, t, lower, trans == 0, trans != 2, unit_diagonal)
+    return B_bar
+
+
+@jit
+def _minus_triangle_inplace(G, lower, trans, unit_diagonal):
+    """Overwrite ``G`` with ``T_bar = -tri(G)``, ``-tri(G^T)`` or ``-tri(G^H)`` (trans 0, 1, 2)."""
+    n = G.shape[1]
+    zero = G.dtype.type(0)
+    for t in range(G.shape[0]):
+        if trans != 0:  # transpose in place (conjugated for trans 2)
+            for r in range(n):
+                for c in range(r + 1):
+                    a, b = G[t, r, c], G[t, c, r]
+                    G[t, r, c] = np.conj(b) if trans == 2 else b
+                    G[t, c, r] = np.conj(a) if trans == 2 else a
+        for r in range(n):
+            for c in range(n):
+                inside = (c < r) if lower else (c > r)
+                if c == r:
+                    inside = not unit_diagonal
+                G[t, r, c] = -G[t, r, c] if inside else zero
+
+
+def solve_triangular_pullback_matmul(T, X, X_bar, lower, trans, unit_diagonal):
+    """:func:`solve_triangular_pullback_batched` with ``B_bar X^H`` by numpy's stacked matmul.
+
+    The same result to rounding (the products are summed in BLAS's order, not the loops');
+    faster from ``MATMUL_PULLBACK_MIN_N`` on a side and ``MATMUL_PULLBACK_MIN_K`` right-hand
+    sides (:func:`pullback_uses_matmul`).
+    """
+    B_bar = _adjoint_solve_batched(T, X_bar, lower, trans, unit_diagonal)
+    T_bar = np.matmul(B_bar, X.conj().swapaxes(-1, -2) if X.dtype.kind == "c" else X.mT)
+    _minus_triangle_inplace(T_bar, lower, trans, unit_diagonal)
+    return T_bar, B_bar
+
+
 @jit
 def solve_triangular_pushforward_batched(T, X, T_dot, B_dot, lower, trans, unit_diagonal):
     """Return ``X_dot = op(T)^-1 (B_dot - op(tri(T_dot)) X)`` on stacks T (b,n,n), X (b,n,k)."""

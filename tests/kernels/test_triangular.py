@@ -6,10 +6,14 @@ import scipy.linalg as sla
 from numpy.testing import assert_allclose
 
 from kernels.triangular import (
+    MATMUL_PULLBACK_MIN_K,
+    MATMUL_PULLBACK_MIN_N,
+    pullback_uses_matmul,
     solve_triangular_batched,
     solve_triangular_pullback,
     solve_triangular_pullback_batched,
     solve_triangular_pullback_blas,
+    solve_triangular_pullback_matmul,
     solve_triangular_pushforward,
     solve_triangular_pushforward_batched,
     solve_triangular_pushforward_blas,
@@ -69,6 +73,33 @@ def test_pullback_matches_oracle(system, rand, dtype, tol, lower, trans, unit_di
         assert B_bar.dtype == dtype
         assert_allclose(T_bar, T_ref, **tol)
         assert_allclose(B_bar, B_ref, **tol)
+
+
+@pytest.mark.parametrize(("lower", "trans", "unit_diagonal"), FLAGS, ids=FLAG_IDS)
+def test_matmul_pullback_matches_oracle_and_loops(
+    system, rand, dtype, tol, lower, trans, unit_diagonal
+):
+    """The stacked-matmul pullback (large enough stacks) against the oracle and the loops."""
+    flags = (lower, trans, unit_diagonal)
+    n, k = MATMUL_PULLBACK_MIN_N + 1, MATMUL_PULLBACK_MIN_K + 1
+    assert pullback_uses_matmul(n, k)
+    assert not pullback_uses_matmul(n - 2, k)
+    assert not pullback_uses_matmul(n, k - 2)
+    T, X = map(np.stack, zip(*(system(n, k, *flags) for _ in range(2)), strict=True))
+    X_bar = rand(2, n, k)
+    inputs = [x.copy() for x in (T, X, X_bar)]
+    T_bar, B_bar = solve_triangular_pullback_matmul(T, X, X_bar, *flags)
+    for x, x0 in zip((T, X, X_bar), inputs, strict=True):
+        np.testing.assert_array_equal(x, x0)
+    T_loop, B_loop = solve_triangular_pullback_batched(T, X, X_bar, *flags)
+    np.testing.assert_array_equal(B_bar, B_loop)  # the same solve
+    for t in range(2):
+        T_ref, B_ref = oracle_pullback(T[t], X[t], X_bar[t], *flags)
+        assert_allclose(T_bar[t], T_ref, **tol)
+        assert_allclose(B_bar[t], B_ref, **tol)
+    assert T_bar.dtype == dtype
+    assert_allclose(T_bar, T_loop, **tol)
+    np.testing.assert_array_equal(T_bar == 0, T_loop == 0)  # the same triangle
 
 
 @pytest.mark.parametrize(("lower", "trans", "unit_diagonal"), FLAGS, ids=FLAG_IDS)

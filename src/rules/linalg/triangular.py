@@ -149,6 +149,8 @@ class _Paths:
             return _pullback_formula(T, X, X_bar, *flags)
 
         def pullback_kernel(T: np.ndarray, X: np.ndarray, X_bar: np.ndarray) -> Any:
+            if ktri.pullback_uses_matmul(*X.shape[-2:]):
+                return ktri.solve_triangular_pullback_matmul(T, X, X_bar, *flags)
             return ktri.solve_triangular_pullback_batched(T, X, X_bar, *flags)
 
         def pullback_blas(T: np.ndarray, X: np.ndarray, X_bar: np.ndarray) -> Any:

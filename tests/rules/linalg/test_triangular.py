@@ -5,6 +5,7 @@ import pytest
 import scipy.linalg as sla
 
 from kernels import crossovers
+from kernels import triangular as ktri
 from rules import frule, rrule
 from rules.linalg import triangular
 from rules.testing import check_frule, check_rrule
@@ -45,6 +46,24 @@ def test_shapes(randn, dtype, a_shape, b_shape):
     a, b = triangular_system(randn, dtype, a_shape, b_shape)
     check_rrule(sla.solve_triangular, a, b, "C", True)
     check_frule(sla.solve_triangular, a, b, "C", True)
+
+
+def test_stacks_take_the_matmul_pullback(randn, dtype, monkeypatch):
+    """Stacks from ``kernels.triangular.MATMUL_PULLBACK_MIN_N`` on (lowered here: cheap)."""
+    monkeypatch.setattr(ktri, "MATMUL_PULLBACK_MIN_N", 1)
+    monkeypatch.setattr(ktri, "MATMUL_PULLBACK_MIN_K", 1)
+    calls = []
+    matmul = ktri.solve_triangular_pullback_matmul
+
+    def spy(*args):
+        calls.append(args)
+        return matmul(*args)
+
+    monkeypatch.setattr(ktri, "solve_triangular_pullback_matmul", spy)
+    a, b = triangular_system(randn, dtype, (3, 4, 4), (3, 4, 2))
+    for trans, lower, unit in [(0, True, False), (1, False, True), (2, True, False)]:
+        check_rrule(sla.solve_triangular, a, b, trans, lower, unit)
+    assert calls
 
 
 def test_large_systems_take_the_blas_path(randn, dtype, monkeypatch):
