@@ -56,6 +56,7 @@ from kernels._smallmat import (
     _upper_right_adj_solve_inplace,
     _upper_right_solve_inplace,
 )
+from kernels._triangular import solve_inplace
 
 # --- pullback ------------------------------------------------------------------------------
 
@@ -105,7 +106,60 @@ def _qr_pullback_block_inplace(Q, R, Q_bar, R_bar, nb, K, B):
     _upper_right_adj_solve_inplace(R, nb, B)  # first k columns: B R1^-H
 
 
+# qr_pullback_batched: square stacks from this order on take the stacked path
+# (_qr_pullback_stacked: numpy's stacked matmul for the three products, compiled passes for the
+# rest), smaller or non-square ones the lane blocks. 1000 x (16x16) float64, interleaved in one
+# process: 2.19 against 2.97 ms.
+STACKED_PULLBACK_MIN_N = 12
+
+
 @jit
+def _copyltu_stack_inplace(M):
+    """Overwrite each ``M[t]`` with ``copyltu(M[t])``: Hermitian from its strict lower triangle."""
+    b, k, _ = M.shape
+    for t in range(b):
+        for i in range(k):
+            M[t, i, i] = M[t, i, i].real
+            for j in range(i + 1, k):
+                M[t, i, j] = np.conj(M[t, j, i])
+
+
+@jit
+def _upper_solve_adjoint(R, C):
+    """Return ``(R[t]^-1 C[t])^H`` for each ``t``; ``C`` is overwritten with ``R^-1 C``.
+
+    Back substitution along the contiguous rows of ``C`` (:func:`kernels._triangular.solve_inplace`),
+    then one conjugate-transposed copy per matrix.
+    """
+    b, k, m = C.shape
+    A = np.empty((b, m, k), dtype=C.dtype)
+    for t in range(b):
+        solve_inplace(R, C, t, False, False, False, False)
+        for i in range(k):
+            for j in range(m):
+                A[t, j, i] = np.conj(C[t, i, j])
+    return A
+
+
+def _adjoint(X):
+    """``X^H`` of a stack, a view for real dtypes."""
+    return X.conj().swapaxes(-1, -2) if X.dtype.kind == "c" else X.mT
+
+
+def _qr_pullback_stacked(Q, R, Q_bar, R_bar):
+    """The square pullback of the module docstring on a stack, as ``A_bar^H``'s triangular solve.
+
+    ``M = R R_bar^H - Q_bar^H Q``, ``K = copyltu(M)``; ``A_bar = (Q_bar + Q K) R^-H`` is
+    ``(R^-1 (K Q^H + Q_bar^H))^H`` (``K`` is Hermitian), whose solve runs along contiguous rows.
+    """
+    M = np.matmul(R, _adjoint(R_bar))
+    M -= np.matmul(_adjoint(Q_bar), Q)
+    _copyltu_stack_inplace(M)
+    C = np.matmul(M, _adjoint(Q))
+    C += _adjoint(Q_bar)
+    return _upper_solve_adjoint(R, C)
+
+
 def qr_pullback_batched(Q, R, Q_bar, R_bar):
     """Return ``A_bar`` (b, m, n) for ``A[i] = Q[i] R[i]``; see the module docstring.
 
@@ -118,6 +172,16 @@ def qr_pullback_batched(Q, R, Q_bar, R_bar):
         raise ValueError(
             "qr_pullback_batched: need Q, Q_bar (b, m, k), R, R_bar (b, k, n), k = min(m, n)"
         )
+    if m == n >= STACKED_PULLBACK_MIN_N and b > 1:  # one matrix: numpy's calls cost more
+        return _qr_pullback_stacked(Q, R, Q_bar, R_bar)
+    return _qr_pullback_lanes(Q, R, Q_bar, R_bar)
+
+
+@jit
+def _qr_pullback_lanes(Q, R, Q_bar, R_bar):
+    """:func:`qr_pullback_batched` on lane blocks, in one compiled call."""
+    b, m, k = Q.shape
+    n = R.shape[2]
     nl = _lanes(b, m * n)
     dt = Q.dtype
     A_bar = np.empty((b, m, n), dtype=dt)

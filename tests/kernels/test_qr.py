@@ -3,6 +3,8 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from kernels.qr import (
+    STACKED_PULLBACK_MIN_N,
+    _qr_pullback_lanes,
     qr_pullback,
     qr_pullback_batched,
     qr_pullback_blas,
@@ -79,6 +81,31 @@ def test_qr_pullback_matches_formula(rng, dtype, shape):
     K = np.tril(M, -1) + np.tril(M, -1).conj().T + np.diag(np.diagonal(M).real)
     expected = (Q_bar + Q @ K) @ np.linalg.inv(R).conj().T
     assert_allclose(qr_pullback(Q, R, Q_bar, R_bar), expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_qr_stacked_pullback_matches_formula_and_lanes(rng, dtype):
+    """Square stacks from ``STACKED_PULLBACK_MIN_N`` take numpy's matmul and compiled passes."""
+    n = STACKED_PULLBACK_MIN_N + 1
+    Q, R = qr_c(rand(rng, (5, n, n), dtype))
+    Q_bar, R_bar = rand(rng, Q.shape, dtype), rand(rng, R.shape, dtype)
+    inputs = [x.copy() for x in (Q, R, Q_bar, R_bar)]
+    A_bar = qr_pullback_batched(Q, R, Q_bar, R_bar)
+    assert A_bar.dtype == dtype
+    assert A_bar.flags.c_contiguous
+    for x, x0 in zip((Q, R, Q_bar, R_bar), inputs, strict=True):
+        assert_array_equal(x, x0)
+    tol = {"rtol": rtol(dtype) * 10, "atol": rtol(dtype) * 10}
+    assert_allclose(A_bar, _qr_pullback_lanes(Q, R, Q_bar, R_bar), **tol)
+    for t in range(5):
+        M = R[t] @ R_bar[t].conj().T - Q_bar[t].conj().T @ Q[t]
+        K = np.tril(M, -1) + np.tril(M, -1).conj().T + np.diag(np.diagonal(M).real)
+        expected = (Q_bar[t] + Q[t] @ K) @ np.linalg.inv(R[t]).conj().T
+        assert_allclose(A_bar[t], expected, **tol)
+    R[2, 3, 3] = 0  # rank deficiency: inf/nan in that matrix, never a raise
+    A_bar = qr_pullback_batched(Q, R, Q_bar, R_bar)
+    assert not np.isfinite(A_bar[2]).all()
+    assert np.isfinite(A_bar[[0, 1, 3, 4]]).all()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

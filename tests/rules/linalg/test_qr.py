@@ -10,7 +10,7 @@ from rules.linalg import qr
 from rules.testing import check_frule, check_rrule
 from tangents import NoTangent, Symmetric, Tangent, ZeroTangent
 
-SHAPES = [(4, 4), (5, 3), (3, 5), (2, 5, 3)]
+SHAPES = [(4, 4), (5, 3), (3, 5), (2, 5, 3), (2, 12, 12)]  # 12: the stacked pullback
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -47,7 +47,9 @@ def test_large_matrices_take_the_blas_path(dominant):
     check_rrule(np.linalg.qr, dominant(np.float64, 2, 12, 18))  # a stack above QR_STACK_MAX_N
 
 
-@pytest.mark.parametrize("shape", [(6, 4, 4), (6, 5, 3), (6, 3, 5), (20, 20), (14, 19)])
+@pytest.mark.parametrize(
+    "shape", [(6, 4, 4), (6, 5, 3), (6, 3, 5), (20, 20), (14, 19), (3, 13, 13)]  # 13: stacked
+)
 def test_kernel_path_agrees_with_the_formula(dominant, randn, dtype, shape):
     Q, R = np.linalg.qr(dominant(dtype, *shape))
     Q_bar, R_bar, A_dot = randn(dtype, *Q.shape), randn(dtype, *R.shape), randn(dtype, *shape)
