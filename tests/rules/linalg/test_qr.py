@@ -48,7 +48,8 @@ def test_large_matrices_take_the_blas_path(dominant):
 
 
 @pytest.mark.parametrize(
-    "shape", [(6, 4, 4), (6, 5, 3), (6, 3, 5), (20, 20), (14, 19), (3, 13, 13)]  # 13: stacked
+    "shape",
+    [(6, 4, 4), (6, 5, 3), (6, 3, 5), (20, 20), (14, 19), (3, 13, 13)],  # 13: stacked
 )
 def test_kernel_path_agrees_with_the_formula(dominant, randn, dtype, shape):
     Q, R = np.linalg.qr(dominant(dtype, *shape))
