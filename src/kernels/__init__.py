@@ -11,8 +11,8 @@ fast forward (one compiled call where numpy and scipy call LAPACK once per matri
 them up to the ``*_FORWARD_STACK_MAX_N`` entries of :mod:`kernels.crossovers`):
 
 * :func:`kernels.eigh_forward.eigh_batched` (cyclic Jacobi; complex too) and
-  :func:`kernels.eigh_tridiagonal.eigh_tridiagonal_batched` (tridiagonal QR, real; faster
-  from about 10 on a side) -- ``(w, V)`` of ``np.linalg.eigh``, with a fixed eigenvector sign;
+  :func:`kernels.eigh_tridiagonal.eigh_tridiagonal_batched` (tridiagonal QR; faster from about
+  10 on a side, 3 for complex128) -- ``(w, V)`` of ``np.linalg.eigh``, with a fixed eigenvector sign;
   :func:`kernels.svd_forward.svd_batched` (one-sided Jacobi) and
   :func:`kernels.svd_bidiagonal.svd_bidiagonal_batched` (bidiagonal QR, real square; faster
   from about 8 on a side) -- ``(U, s, Vh)`` of ``np.linalg.svd``;

@@ -43,13 +43,15 @@ LU_FAST_SINGLE_MAX_N = 16
 # and Householder forward kernels (kernels.eigh_forward, eigh_tridiagonal, svd_forward,
 # qr_forward) up to here, by dtype kind ("f" real, "c" complex: complex arithmetic vectorises
 # less well across matrices), numpy's LAPACK loop above.
-EIGH_FORWARD_STACK_MAX_N = {"f": 48, "c": 4}
-# Within EIGH_FORWARD_STACK_MAX_N, real stacks up to here take the Jacobi kernel (lane blocks
+EIGH_FORWARD_STACK_MAX_N = {"f": 48, "c": 24}
+# Within EIGH_FORWARD_STACK_MAX_N, stacks up to here take the Jacobi kernel (lane blocks
 # vectorised across matrices), larger ones tridiagonal QR, one matrix at a time. Measured on
-# stacks of 16000 / n matrices, one thread, float64 (float32): at n = 8 Jacobi took 0.90x (0.77x)
-# the time of tridiagonal QR, at 10 1.10x (0.90x), at 12 1.41x (1.24x); tridiagonal QR against
-# numpy's syevd loop 0.52x at 16, 0.65x at 32, 0.93x at 48 and 1.2x at 64.
-EIGH_JACOBI_STACK_MAX_N = 9
+# stacks of 16000 / n matrices, one thread. float64 (float32): at n = 8 Jacobi took 0.90x
+# (0.77x) the time of tridiagonal QR, at 10 1.10x (0.90x), at 12 1.41x (1.24x); tridiagonal QR
+# against numpy's syevd loop 0.52x at 16, 0.65x at 32, 0.93x at 48 and 1.2x at 64. complex128:
+# Jacobi 0.61x tridiagonal QR at 2, 1.05x at 3, 1.50x at 4; tridiagonal QR against zheevd
+# 0.57x at 3, 0.61x at 4, 0.85x at 16, 0.95x at 24, 1.9x at 32.
+EIGH_JACOBI_STACK_MAX_N = {"f": 9, "c": 2}
 SVD_FORWARD_STACK_MAX_N = {"f": 32, "c": 6}
 # Within SVD_FORWARD_STACK_MAX_N: real square stacks take one-sided Jacobi up to
 # SVD_JACOBI_STACK_MAX_N and bidiagonal QR (kernels.svd_bidiagonal, square only) above; real

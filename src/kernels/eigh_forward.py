@@ -18,7 +18,8 @@ NaN out). Why Jacobi and not tridiagonal QR: a Jacobi sweep is the same branch-f
 for every matrix of a lane block, while implicit QR deflates at a different step in each
 matrix, which breaks the vectorisation across matrices. That holds for small matrices only:
 from about 10 on a side tridiagonal QR one matrix at a time is faster
-(:mod:`kernels.eigh_tridiagonal`, real stacks; ``kernels.crossovers.EIGH_JACOBI_STACK_MAX_N``
+(:mod:`kernels.eigh_tridiagonal`, from about 3 on a side for complex128;
+``kernels.crossovers.EIGH_JACOBI_STACK_MAX_N``
 has the measurements). Jacobi's backward error is ``O(eps ||A||)`` and its eigenvectors are
 orthonormal to ``O(n eps)`` (J. Demmel, K. Veselic, "Jacobi's method is more accurate than QR",
 SIAM J. Matrix Anal. Appl. 13 (1992) 1204-1245), which the tests compare with LAPACK's.

@@ -1,30 +1,33 @@
-"""Batched real symmetric eigendecomposition by tridiagonal reduction and implicit QR.
+"""Batched Hermitian eigendecomposition by tridiagonal reduction and implicit QR.
 
-``eigh_tridiagonal_batched(A)`` returns ``(w, V)`` with ``A[p] = V[p] diag(w[p]) V[p]^T`` for a
-real stack ``A`` (b, n, n) of float32 or float64, in one compiled call, as
+``eigh_tridiagonal_batched(A)`` returns ``(w, V)`` with ``A[p] = V[p] diag(w[p]) V[p]^H`` for a
+stack ``A`` (b, n, n) of float32, float64 or complex128, in one compiled call, as
 :func:`kernels.eigh_forward.eigh_batched` does by Jacobi rotations, with the same output
-conventions: ``w`` ascending, each eigenvector's first entry of largest magnitude positive, only
-one triangle read, NaN in gives NaN out, the input never written.
+conventions: ``w`` ascending, each eigenvector's first entry of largest magnitude real and
+positive, only one triangle read (the imaginary part of the diagonal ignored, as LAPACK does),
+NaN in gives NaN out, the input never written.
 
-Method, one matrix at a time (the textbook path LAPACK's ``dsyev`` also takes for small ``n``):
+Method, one matrix at a time (the textbook path LAPACK's ``dsyev``/``zheev`` also take for
+small ``n``):
 
-1. Householder reduction to tridiagonal form ``T = Q^T A Q`` (G. H. Golub, C. F. Van Loan,
-   "Matrix Computations", 4th ed., Algorithm 8.3.1), with LAPACK's reflector convention
-   (``dlarfg``: ``H = I - tau v v^T``, ``v[0] = 1``, ``beta = -sign(alpha) ||x||``) and the
-   symmetric rank-2 update of ``dsytd2``.
+1. Householder reduction to a real tridiagonal ``T = Q^H A Q`` (G. H. Golub, C. F. Van Loan,
+   "Matrix Computations", 4th ed., Algorithm 8.3.1), with LAPACK's reflectors (``zlarfg``:
+   ``H = I - tau v v^H``, ``v[0] = 1``, ``beta = -sign(Re alpha) ||(alpha, x)||`` real, so a
+   complex ``tau`` also turns the last subdiagonal entry real) and the Hermitian rank-2 update
+   of ``zhetd2``.
 2. ``Z = Q^T`` formed from the reflectors.
 3. Implicit symmetric QR steps with the Wilkinson shift on the unreduced blocks of ``T``
-   (Golub, Van Loan, Algorithms 8.3.2 and 8.3.3), each Givens rotation also applied to two rows
-   of ``Z``, so that the rows of ``Z`` end as the eigenvectors. An off-diagonal entry is set to
-   zero once ``|e_i| <= eps (|d_i| + |d_{i+1}|)``.
+   (Golub, Van Loan, Algorithms 8.3.2 and 8.3.3), each real Givens rotation also applied to two
+   rows of ``Z``, so that the rows of ``Z`` end as the eigenvectors (``V = Z^T``). An
+   off-diagonal entry is set to zero once ``|e_i| <= eps (|d_i| + |d_{i+1}|)``.
 
-Why it exists beside Jacobi: above about 12 on a side a Jacobi sweep costs ``O(n^3)`` and
-several sweeps are needed, while here the ``O(n^3)`` work is done once (the reduction and the
-rotations' row updates, which are contiguous and vectorise along the row), and the QR steps
-themselves are ``O(n)`` scalar work each. The rules choose between the two, and LAPACK, by
-``kernels.crossovers`` (measured). The matrix is scaled by a power of two so that its largest
-entry lies in [0.5, 1), as in the Jacobi kernel: exact, and it keeps the squares in the
-rotations far from over- and underflow.
+Why it exists beside Jacobi: above about 10 on a side (3 for complex128) a Jacobi sweep costs
+``O(n^3)`` and several sweeps are needed, while here the ``O(n^3)`` work is done once (the
+reduction and the rotations' row updates, which are contiguous and vectorise along the row),
+and the QR steps themselves are ``O(n)`` real scalar work each. The rules choose between the
+two, and LAPACK, by ``kernels.crossovers`` (measured). The matrix is scaled by a power of two so
+that its largest entry lies in [0.5, 1), as in the Jacobi kernel: exact, and it keeps the
+squares in the rotations far from over- and underflow.
 
 Accuracy: Householder reduction and QR iteration are normwise backward stable, backward error
 ``O(eps ||A||)``, and the eigenvectors are orthonormal to ``O(n eps)`` (Golub, Van Loan,
@@ -32,8 +35,8 @@ section 8.3.6; J. Demmel, "Applied Numerical Linear Algebra", SIAM 1997, section
 the tests compare with LAPACK's on random, graded, ill-conditioned, rank-deficient, clustered
 and repeated spectra.
 
-Input contract: (b, n, n) float32 or float64, ``n >= 1`` (other layouts are copied to C order).
-One compile per dtype; the order is read from the array.
+Input contract: (b, n, n) float32, float64 or complex128, ``n >= 1`` (other layouts are copied
+to C order). One compile per dtype; the order is read from the array.
 """
 
 import math
@@ -52,48 +55,58 @@ _MAX_STEPS_PER_VALUE = 30
 
 @jit
 def _load_scaled_inplace(A, p, lower, a):
-    """Fill ``a`` (n, n) with the symmetric ``A[p]`` from one triangle, scaled by a power of two.
+    """Fill ``a`` (n, n) with the Hermitian ``A[p]`` from one triangle, scaled by a power of two.
 
-    Returns the scale factor, or ``0.0`` if the triangle read holds a non-finite entry.
+    The diagonal keeps its real part (LAPACK ignores the imaginary one). Returns the scale
+    factor, or ``0.0`` if the triangle read holds a non-finite entry.
     """
     n = A.shape[1]
     m = 0.0
     for i in range(n):
         for j in range(i + 1):
-            x = A[p, i, j] if lower else A[p, j, i]
+            x = A[p, i, j] if lower else np.conj(A[p, j, i])
             if not np.isfinite(x):
                 return 0.0
             m = max(m, abs(x))
     f = math.ldexp(1.0, -math.frexp(m)[1]) if m > 0 else 1.0
     for i in range(n):
-        for j in range(i + 1):
-            x = (A[p, i, j] if lower else A[p, j, i]) * f
+        for j in range(i):
+            x = (A[p, i, j] if lower else np.conj(A[p, j, i])) * f
             a[i, j] = x
-            a[j, i] = x
+            a[j, i] = np.conj(x)
+        a[i, i] = A[p, i, i].real * f
     return f
 
 
 @jit
-def _tridiagonalize_inplace(a, d, e, hv, tau, p, w):
-    """Reduce the symmetric ``a`` (n, n) to ``T = Q^T a Q``: diagonal ``d``, off-diagonal ``e``.
+def _abs2(x):
+    """``|x|^2``, as ``re^2 + im^2`` (no square root; a real ``x`` has ``im = 0``)."""
+    return x.real * x.real + x.imag * x.imag
 
-    Reflector ``k`` is ``I - tau[k] v v^T`` with ``v = hv[k, k + 1:]`` (``v[0] = 1``), acting on
-    rows and columns ``k + 1 ..``. ``a`` is overwritten; ``p`` and ``w`` (n,) are scratch.
+
+@jit
+def _tridiagonalize_inplace(a, d, e, hv, tau, p, w):
+    """Reduce the Hermitian ``a`` (n, n) to ``T = Q^H a Q``: real diagonal ``d``, off-diagonal ``e``.
+
+    Reflector ``k`` is ``H_k = I - tau[k] v v^H`` with ``v = hv[k, k + 1:]`` (``v[0] = 1``), acting
+    on rows and columns ``k + 1 ..`` as ``H_k^H a H_k`` (LAPACK's ``zhetd2``, with ``zlarfg``'s
+    reflectors: a complex ``tau`` also makes the last subdiagonal entry real). ``a`` is
+    overwritten; ``p`` and ``w`` (n,) are scratch.
     """
     n = a.shape[0]
-    for k in range(n - 2):
+    for k in range(n - 1):
         alpha = a[k + 1, k]
         xnorm2 = 0.0
         for i in range(k + 2, n):
-            xnorm2 += a[i, k] * a[i, k]
-        d[k] = a[k, k]
+            xnorm2 += _abs2(a[i, k])
+        d[k] = a[k, k].real
         for i in range(n):
             hv[k, i] = 0.0
-        if xnorm2 == 0.0:  # already tridiagonal in this column: H = I
+        if xnorm2 == 0.0 and alpha.imag == 0.0:  # already tridiagonal and real here: H = I
             tau[k] = 0.0
-            e[k] = alpha
+            e[k] = alpha.real
             continue
-        beta = -math.copysign(math.sqrt(alpha * alpha + xnorm2), alpha)
+        beta = -math.copysign(math.sqrt(_abs2(alpha) + xnorm2), alpha.real)
         tau[k] = (beta - alpha) / beta
         scal = 1.0 / (alpha - beta)
         hv[k, k + 1] = 1.0
@@ -107,38 +120,36 @@ def _tridiagonalize_inplace(a, d, e, hv, tau, p, w):
         for j in range(k + 1, n):
             vj = t * hv[k, j]
             for i in range(k + 1, n):
-                p[i] += a[j, i] * vj  # a symmetric: row j is column j
-        # w = p - (tau / 2) (p . v) v
-        pv = 0.0
+                p[i] += np.conj(a[j, i]) * vj  # a Hermitian: A22[i, j] = conj(a[j, i])
+        # w = p - (tau / 2) (p^H v) v
+        pv = 0.0 * t
         for i in range(k + 1, n):
-            pv += p[i] * hv[k, i]
+            pv += np.conj(p[i]) * hv[k, i]
         h = 0.5 * t * pv
         for i in range(k + 1, n):
             w[i] = p[i] - h * hv[k, i]
-        # A22 <- A22 - v w^T - w v^T, both triangles (rows stay contiguous for the next p)
+        # A22 <- A22 - v w^H - w v^H, both triangles (rows stay contiguous for the next p)
         for i in range(k + 1, n):
             vi = hv[k, i]
             wi = w[i]
             for j in range(k + 1, n):
-                a[i, j] -= vi * w[j] + wi * hv[k, j]
-    if n >= 2:
-        d[n - 2] = a[n - 2, n - 2]
-        e[n - 2] = a[n - 1, n - 2]
-    d[n - 1] = a[n - 1, n - 1]
+                a[i, j] -= vi * np.conj(w[j]) + wi * np.conj(hv[k, j])
+    d[n - 1] = a[n - 1, n - 1].real
 
 
 @jit
 def _form_qt_inplace(hv, tau, z, u, offset):
-    """``z = Q^T = H_{n-2-offset} ... H_0`` from the reflectors; ``u`` (n,) is scratch.
+    """``z = Q^T = H_{n-2}^T ... H_0^T`` (``Q = H_0 ... H_{n-2}``) from the reflectors.
 
-    Reflector ``k`` is ``I - tau[k] v v^T`` with ``v = hv[k, k + offset:]`` (``offset`` 1 for the
-    tridiagonal reduction, 0 and 1 for the left and right ones of a bidiagonal reduction).
+    Reflector ``k`` is ``I - tau[k] v v^H`` with ``v = hv[k, k + offset:]`` (``offset`` 1 for the
+    tridiagonal reduction, 0 and 1 for the left and right ones of a bidiagonal reduction), so
+    ``H_k^T = I - tau[k] conj(v) v^T``; a zero ``tau[k]`` is the identity. ``u`` (n,) is scratch.
     """
     n = z.shape[0]
     for i in range(n):
         for j in range(n):
             z[i, j] = 1.0 if i == j else 0.0
-    for k in range(n - 1 - offset):
+    for k in range(n - 1):
         t = tau[k]
         if t == 0.0:
             continue
@@ -148,8 +159,8 @@ def _form_qt_inplace(hv, tau, z, u, offset):
             vi = hv[k, i]
             for j in range(n):
                 u[j] += vi * z[i, j]
-        for i in range(k + offset, n):  # z <- z - tau v u
-            f = t * hv[k, i]
+        for i in range(k + offset, n):  # z <- z - tau conj(v) u
+            f = t * np.conj(hv[k, i])
             for j in range(n):
                 z[i, j] -= f * u[j]
 
@@ -224,7 +235,7 @@ def _qr_iterate_inplace(d, e, z, eps, vectors):
 
 @jit
 def _store_sorted_inplace(d, z, f, p, w, V, vectors, order):
-    """Eigenvalues ascending into ``w[p]``; eigenvector ``j`` into ``V[p, :, j]``, sign-fixed."""
+    """Eigenvalues ascending into ``w[p]``; eigenvector ``j`` into ``V[p, :, j]``, phase-fixed."""
     n = d.shape[0]
     for i in range(n):  # insertion sort
         k = i
@@ -245,9 +256,11 @@ def _store_sorted_inplace(d, z, f, p, w, V, vectors, order):
             if x > best:
                 best = x
                 imax = i
-        sign = -1.0 if z[row, imax] < 0 else 1.0
+        ph = np.conj(z[row, imax]) / best if best > 0 else 1.0 + 0.0 * z[row, imax]
         for i in range(n):
-            V[p, i, j] = z[row, i] * sign
+            V[p, i, j] = z[row, i] * ph
+        if best > 0:
+            V[p, imax, j] = best  # exactly real, not |z| plus a rounding imaginary part
 
 
 @jit
@@ -259,8 +272,8 @@ def _eigh_tridiagonal_kernel(A, lower, vectors, eps, w, V):
     z = np.empty((n, n), dtype=dt)
     hv = np.empty((n, n), dtype=dt)
     tau = np.empty(n, dtype=dt)
-    d = np.empty(n, dtype=dt)
-    e = np.zeros(n, dtype=dt)
+    d = np.empty(n, dtype=w.dtype)  # T is real
+    e = np.zeros(n, dtype=w.dtype)
     p = np.empty(n, dtype=dt)
     u = np.empty(n, dtype=dt)
     order = np.empty(n, dtype=np.intp)
@@ -284,34 +297,36 @@ def _eigh_tridiagonal_kernel(A, lower, vectors, eps, w, V):
 
 
 def _check(name, A):
-    """Return ``A`` as a C-contiguous real stack, or raise naming ``name``."""
+    """Return ``A`` as a C-contiguous stack of a kernel dtype, or raise naming ``name``."""
     if A.ndim != 3 or A.shape[1] != A.shape[2] or A.shape[1] == 0:
         raise shape_error(f"{name}: A (b, n, n) with n >= 1", A=A)
-    if A.dtype not in (np.float32, np.float64):
-        raise ValueError(f"{name}: A must be float32 or float64, got {A.dtype}")
+    if A.dtype not in (np.float32, np.float64, np.complex128):
+        raise ValueError(f"{name}: A must be float32, float64 or complex128, got {A.dtype}")
     return np.ascontiguousarray(A)
 
 
 def eigh_tridiagonal_batched(A, *, lower=True):
     """Return ``(w, V)``: ascending eigenvalues (b, n) and eigenvectors (b, n, n) of each ``A[p]``.
 
-    Householder tridiagonalisation and implicit QR (module docstring); ``w`` and ``V`` of
-    ``A``'s dtype, each column of ``V`` with its first largest-magnitude entry positive.
-    ``lower`` chooses the triangle that is read, as ``UPLO`` of ``np.linalg.eigh``.
+    Householder tridiagonalisation and implicit QR (module docstring); ``w`` real of ``A``'s
+    precision, ``V`` of ``A``'s dtype, each column with its first largest-magnitude entry real
+    and positive. ``lower`` chooses the triangle that is read, as ``UPLO`` of ``np.linalg.eigh``.
     """
     A = _check("eigh_tridiagonal_batched", A)
     b, n, _ = A.shape
-    w = np.empty((b, n), dtype=A.dtype)
+    real = np.finfo(A.dtype).dtype
+    w = np.empty((b, n), dtype=real)
     V = np.empty((b, n, n), dtype=A.dtype)
-    _eigh_tridiagonal_kernel(A, bool(lower), True, float(np.finfo(A.dtype).eps), w, V)
+    _eigh_tridiagonal_kernel(A, bool(lower), True, float(np.finfo(real).eps), w, V)
     return w, V
 
 
 def eigvalsh_tridiagonal_batched(A, *, lower=True):
-    """Return the ascending eigenvalues (b, n) of each symmetric ``A[p]``; no eigenvectors formed."""
+    """Return the ascending eigenvalues (b, n) of each Hermitian ``A[p]``; no eigenvectors formed."""
     A = _check("eigvalsh_tridiagonal_batched", A)
     b, n, _ = A.shape
-    w = np.empty((b, n), dtype=A.dtype)
+    real = np.finfo(A.dtype).dtype
+    w = np.empty((b, n), dtype=real)
     V = np.empty((0, n, n), dtype=A.dtype)
-    _eigh_tridiagonal_kernel(A, bool(lower), False, float(np.finfo(A.dtype).eps), w, V)
+    _eigh_tridiagonal_kernel(A, bool(lower), False, float(np.finfo(real).eps), w, V)
     return w

@@ -231,10 +231,12 @@ def _one_of_a_stack(x: Any) -> np.ndarray:
 # --- the crossovers ------------------------------------------------------------------------------
 
 
-def crossover(name: str) -> int:
-    """The entry ``name`` of :mod:`kernels.crossovers`, read now (tests may lower it)."""
-    value: int = getattr(crossovers, name)
-    return value
+def crossover(name: str) -> Any:
+    """The entry ``name`` of :mod:`kernels.crossovers`, read now (tests may lower it).
+
+    An int, or a dict by dtype kind (``"f"``, ``"c"``) for the entries that differ by kind.
+    """
+    return getattr(crossovers, name)
 
 
 def forward_stack(

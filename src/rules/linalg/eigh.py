@@ -64,8 +64,8 @@ Paths (DESIGN.md section 7):
   ``kernels.crossovers.EIGH_LOOPS_MAX_N``: loops for ``n <= EIGH_LOOPS_MAX_N``, BLAS above. The
   forward pass of a stack of small matrices takes a batched kernel up to
   ``EIGH_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise: Jacobi (``kernels.eigh_forward``)
-  up to ``EIGH_JACOBI_STACK_MAX_N`` and for complex stacks, tridiagonal QR
-  (``kernels.eigh_tridiagonal``) above;
+  up to ``EIGH_JACOBI_STACK_MAX_N`` (by dtype kind), tridiagonal QR (``kernels.eigh_tridiagonal``)
+  above;
   eigvalsh of one matrix calls LAPACK ``syevd``/``heevd`` directly (``EIGH_VALUES_SINGLE_MAX_N``).
 
 References
@@ -391,14 +391,14 @@ _EighResult = type(np.linalg.eigh(np.eye(1)))
 def _stack_eigh(dense: np.ndarray, lower: bool) -> tuple[np.ndarray, np.ndarray] | None:
     """``(w, V)`` from a batched kernel for a stack of small matrices, else ``None``.
 
-    Jacobi up to ``EIGH_JACOBI_STACK_MAX_N`` and for complex stacks, tridiagonal QR for larger
-    real ones. The eigenvectors carry the kernels' gauge (each column's largest entry real
+    Jacobi up to ``EIGH_JACOBI_STACK_MAX_N`` (by dtype kind), tridiagonal QR above. The
+    eigenvectors carry the kernels' gauge (each column's largest entry real
     positive), not LAPACK's arbitrary one; eigenvalues agree with LAPACK's to rounding.
     """
     stack = forward_stack(dense, "EIGH_FORWARD_STACK_MAX_N")
     if stack is None:
         return None
-    if stack.dtype.kind == "f" and stack.shape[-1] > crossover("EIGH_JACOBI_STACK_MAX_N"):
+    if stack.shape[-1] > crossover("EIGH_JACOBI_STACK_MAX_N")[stack.dtype.kind]:
         w, V = eigh_tridiagonal_batched(stack, lower=lower)
     else:
         w, V = eigh_batched(stack, lower=lower)

@@ -51,11 +51,15 @@ def test_stacks_take_the_kernels(rng):
     np.testing.assert_array_equal(y[0], qr_batched(A, "complete")[0])
 
 
-def test_larger_real_eigh_stacks_take_tridiagonal_qr(monkeypatch, rng):
-    jacobi_n = crossovers.EIGH_JACOBI_STACK_MAX_N
-    for n in (jacobi_n + 1, EIGH_N["f"]):
-        A = rng.standard_normal((3, n, n))
-        H = A + A.mT
+@pytest.mark.parametrize("kind", ["f", "c"])
+def test_larger_eigh_stacks_take_tridiagonal_qr(monkeypatch, rng, kind):
+    dtype = np.float64 if kind == "f" else np.complex128
+    jacobi_n = crossovers.EIGH_JACOBI_STACK_MAX_N[kind]
+    for n in (jacobi_n + 1, EIGH_N[kind]):
+        A = rng.standard_normal((3, n, n)).astype(dtype)
+        if kind == "c":
+            A = A + 1j * rng.standard_normal((3, n, n))
+        H = A + A.conj().mT
         for uplo in ("L", "U"):
             (w, V), _ = rrule(np.linalg.eigh, H, uplo)
             w_k, V_k = eigh_tridiagonal_batched(H, lower=uplo == "L")
@@ -64,11 +68,14 @@ def test_larger_real_eigh_stacks_take_tridiagonal_qr(monkeypatch, rng):
         y, _ = rrule(sla.eigh, H)
         np.testing.assert_array_equal(y[1], eigh_tridiagonal_batched(H)[1])
         np.testing.assert_array_equal(rrule(np.linalg.eigvalsh, H)[0], w_k)
-    H = H.astype(np.complex128)  # complex stacks of this order: LAPACK
+    A = rng.standard_normal((2, n + 1, n + 1)) + (0j if kind == "c" else 0)
+    H = A + A.conj().mT  # above the entry: LAPACK
     np.testing.assert_array_equal(rrule(np.linalg.eigh, H)[0][1], np.linalg.eigh(H)[1])
-    monkeypatch.setattr(crossovers, "EIGH_JACOBI_STACK_MAX_N", n)  # the crossover is read per call
-    (w, V), _ = rrule(np.linalg.eigh, H.real)
-    np.testing.assert_array_equal(V, eigh_batched(H.real)[1])
+    limits = dict(crossovers.EIGH_JACOBI_STACK_MAX_N, **{kind: jacobi_n + 2})
+    monkeypatch.setattr(crossovers, "EIGH_JACOBI_STACK_MAX_N", limits)  # read per call
+    H = H[..., : jacobi_n + 2, : jacobi_n + 2]
+    (w, V), _ = rrule(np.linalg.eigh, H)
+    np.testing.assert_array_equal(V, eigh_batched(H)[1])
 
 
 def test_larger_real_square_svd_stacks_take_bidiagonal_qr(monkeypatch, rng):
