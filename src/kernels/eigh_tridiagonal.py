@@ -143,13 +143,15 @@ def _form_qt_inplace(hv, tau, z, u, offset):
 
     Reflector ``k`` is ``I - tau[k] v v^H`` with ``v = hv[k, k + offset:]`` (``offset`` 1 for the
     tridiagonal reduction, 0 and 1 for the left and right ones of a bidiagonal reduction), so
-    ``H_k^T = I - tau[k] conj(v) v^T``; a zero ``tau[k]`` is the identity. ``u`` (n,) is scratch.
+    ``H_k^T = I - tau[k] conj(v) v^T``; a zero ``tau[k]`` is the identity. ``z`` (n, n) may have
+    more rows than ``hv`` has reflectors (the left factor of a tall bidiagonal reduction).
+    ``u`` (n,) is scratch.
     """
     n = z.shape[0]
     for i in range(n):
         for j in range(n):
             z[i, j] = 1.0 if i == j else 0.0
-    for k in range(n - 1):
+    for k in range(min(hv.shape[0], n - 1)):
         t = tau[k]
         if t == 0.0:
             continue

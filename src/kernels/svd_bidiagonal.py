@@ -1,10 +1,12 @@
-"""Batched real SVD of stacks of square matrices: Golub-Kahan bidiagonalisation and implicit QR.
+"""Batched real SVD of stacks of small matrices: Golub-Kahan bidiagonalisation and implicit QR.
 
 ``svd_bidiagonal_batched(A)`` returns ``(U, s, Vh)`` with ``A[p] = U[p] diag(s[p]) Vh[p]`` for a
-real stack ``A`` (b, n, n) of float32 or float64, in one compiled call, with the conventions of
-:func:`kernels.svd_forward.svd_batched` (one-sided Jacobi): ``s`` descending and non-negative,
-each ``u_j``'s first entry of largest magnitude positive and ``v_j`` flipped with it, NaN or
-infinity in a matrix gives NaN in its outputs only, the input never written.
+real stack ``A`` (b, m, n) of float32 or float64, thin factors (``k = min(m, n)``), in one
+compiled call, with the conventions of :func:`kernels.svd_forward.svd_batched` (one-sided
+Jacobi): ``s`` descending and non-negative, each ``u_j``'s first entry of largest magnitude
+positive and ``v_j`` flipped with it, NaN or infinity in a matrix gives NaN in its outputs
+only, the input never written. A wide matrix (``m < n``) is reduced as its transpose, read in
+place.
 
 Method, one matrix at a time (the path of LAPACK's ``dgesvd`` for small ``n``):
 
@@ -31,7 +33,8 @@ with orthonormal ``U`` and ``V`` to ``O(n eps)`` (Golub, Van Loan, section 8.6.3
 compare both with LAPACK's on random, graded, ill-conditioned and rank-deficient inputs.
 Singular values below ``eps ||A||`` carry absolute, not relative, accuracy (as ``gesvd``'s).
 
-Input contract: (b, n, n) float32 or float64, ``n >= 1`` (other layouts are copied to C order).
+Input contract: (b, m, n) float32 or float64, ``m, n >= 1`` (other layouts are copied to C
+order).
 """
 
 import math
@@ -48,20 +51,23 @@ _MAX_STEPS_PER_VALUE = 30  # as LAPACK's dbdsqr (MAXITR = 6 sweeps of n, counted
 
 
 @jit
-def _load_scaled_inplace(A, p, a):
-    """Copy ``A[p]`` into ``a`` scaled by a power of two; ``0.0`` if it holds a non-finite entry."""
-    n = A.shape[1]
+def _load_scaled_inplace(A, p, transposed, a):
+    """Copy ``A[p]`` (or its transpose) into ``a`` scaled by a power of two.
+
+    Returns the factor, or ``0.0`` if ``A[p]`` holds a non-finite entry.
+    """
+    rows, cols = a.shape
     m = 0.0
-    for i in range(n):
-        for j in range(n):
-            x = A[p, i, j]
+    for i in range(rows):
+        for j in range(cols):
+            x = A[p, j, i] if transposed else A[p, i, j]
             if not np.isfinite(x):
                 return 0.0
             m = max(m, abs(x))
     f = math.ldexp(1.0, -math.frexp(m)[1]) if m > 0 else 1.0
-    for i in range(n):
-        for j in range(n):
-            a[i, j] = A[p, i, j] * f
+    for i in range(rows):
+        for j in range(cols):
+            a[i, j] = (A[p, j, i] if transposed else A[p, i, j]) * f
     return f
 
 
@@ -80,33 +86,34 @@ def _reflector(x0, xnorm2):
 
 @jit
 def _bidiagonalize_inplace(a, d, e, hu, tu, hv, tv, w):
-    """Reduce ``a`` (n, n) to upper bidiagonal ``(d, e)``, ``B = U_1^T a V_1``; ``a`` overwritten.
+    """Reduce ``a`` (m, n), ``m >= n``, to upper bidiagonal ``(d, e)`` (n), ``B = U_1^T a V_1``.
 
-    Left reflector ``k``: ``I - tu[k] u u^T``, ``u = hu[k, k:]``; right reflector ``k``:
-    ``I - tv[k] v v^T``, ``v = hv[k, k + 1:]`` (both zero elsewhere). ``w`` (n,) is scratch.
+    Left reflector ``k``: ``I - tu[k] u u^T``, ``u = hu[k, k:]`` (length m); right reflector
+    ``k``: ``I - tv[k] v v^T``, ``v = hv[k, k + 1:]`` (length n; both zero elsewhere). ``a`` is
+    overwritten; ``w`` (n,) is scratch.
     """
-    n = a.shape[0]
+    m, n = a.shape
     for k in range(n):
         # left: zero a[k + 1:, k]
         x2 = 0.0
-        for i in range(k + 1, n):
+        for i in range(k + 1, m):
             x2 += a[i, k] * a[i, k]
         beta, t, scal = _reflector(a[k, k], x2)
-        for i in range(n):
+        for i in range(m):
             hu[k, i] = 0.0
         hu[k, k] = 1.0
-        for i in range(k + 1, n):
+        for i in range(k + 1, m):
             hu[k, i] = a[i, k] * scal
         tu[k] = t
         d[k] = beta
         if t != 0.0:  # a[k:, k + 1:] -= t u (u^T a[k:, k + 1:]), by rows (axpys along j)
             for j in range(k + 1, n):
                 w[j] = 0.0
-            for i in range(k, n):
+            for i in range(k, m):
                 ui = hu[k, i]
                 for j in range(k + 1, n):
                     w[j] += ui * a[i, j]
-            for i in range(k, n):
+            for i in range(k, m):
                 f = t * hu[k, i]
                 for j in range(k + 1, n):
                     a[i, j] -= f * w[j]
@@ -129,7 +136,7 @@ def _bidiagonalize_inplace(a, d, e, hu, tu, hv, tv, w):
         tv[k] = t
         e[k] = beta
         if t != 0.0:  # a[k + 1:, k + 1:] -= t (a v) v^T, row by row
-            for i in range(k + 1, n):
+            for i in range(k + 1, m):
                 y = 0.0
                 for j in range(k + 1, n):
                     y += a[i, j] * hv[k, j]
@@ -260,8 +267,13 @@ def _qr_iterate_inplace(d, e, ut, vt, eps, vectors):
 
 
 @jit
-def _store_sorted_inplace(d, ut, vt, f, p, U, s, Vh, vectors, order):
-    """``s[p]`` descending; ``U[p][:, j]``, ``Vh[p][j]`` from the rows of ``ut``, ``vt``, sign-fixed."""
+def _store_sorted_inplace(d, ut, vt, f, p, U, s, Vh, vectors, transposed, order):
+    """``s[p]`` descending; ``U[p][:, j]``, ``Vh[p][j]`` from the rows of ``ut``, ``vt``, sign-fixed.
+
+    ``transposed``: the factors are of ``A[p]^T = U' S V'^T``, so ``U`` takes the rows of ``vt``
+    and ``Vh`` those of ``ut``. Either way the final ``u_j``'s first largest-magnitude entry is
+    made positive, and the sign of a negative ``d_j`` goes to the final ``v_j``.
+    """
     n = d.shape[0]
     for i in range(n):  # insertion sort by |d|, descending
         k = i
@@ -273,40 +285,48 @@ def _store_sorted_inplace(d, ut, vt, f, p, U, s, Vh, vectors, order):
         s[p, j] = abs(d[order[j]]) / f
     if not vectors:
         return
+    mu, mv = U.shape[1], Vh.shape[2]
     for j in range(n):
         row = order[j]
         best = -1.0
         imax = 0
-        for i in range(n):
-            x = abs(ut[row, i])
+        for i in range(mu):
+            x = abs(vt[row, i] if transposed else ut[row, i])
             if x > best:
                 best = x
                 imax = i
-        su = -1.0 if ut[row, imax] < 0 else 1.0
+        top = vt[row, imax] if transposed else ut[row, imax]
+        su = -1.0 if top < 0 else 1.0
         sv = -su if d[row] < 0 else su  # s_j = |d_j|: a negative d_j's sign goes to v_j
-        for i in range(n):
-            U[p, i, j] = ut[row, i] * su
-            Vh[p, j, i] = vt[row, i] * sv
+        for i in range(mu):
+            U[p, i, j] = (vt[row, i] if transposed else ut[row, i]) * su
+        for i in range(mv):
+            Vh[p, j, i] = (ut[row, i] if transposed else vt[row, i]) * sv
 
 
 @jit
 def _svd_bidiagonal_kernel(A, vectors, eps, U, s, Vh):
-    """Singular values into ``s`` and (``vectors``) vectors into ``U``, ``Vh``; one matrix at a time."""
-    b, n, _ = A.shape
+    """Singular values into ``s`` and (``vectors``) vectors into ``U``, ``Vh``; one matrix at a time.
+
+    A wide ``A[p]`` is reduced as its transpose (read in place, no copy).
+    """
+    b, m0, n0 = A.shape
+    transposed = m0 < n0
+    m, n = (n0, m0) if transposed else (m0, n0)  # m >= n
     dt = A.dtype
-    a = np.empty((n, n), dtype=dt)
-    ut = np.empty((n, n), dtype=dt)
+    a = np.empty((m, n), dtype=dt)
+    ut = np.empty((m, m), dtype=dt)
     vt = np.empty((n, n), dtype=dt)
-    hu = np.empty((n, n), dtype=dt)
+    hu = np.empty((n, m), dtype=dt)
     hv = np.empty((n, n), dtype=dt)
     tu = np.empty(n, dtype=dt)
     tv = np.empty(n, dtype=dt)
     d = np.empty(n, dtype=dt)
     e = np.zeros(n, dtype=dt)
-    w = np.empty(n, dtype=dt)
+    w = np.empty(m, dtype=dt)
     order = np.empty(n, dtype=np.intp)
     for q in range(b):
-        f = _load_scaled_inplace(A, q, a)
+        f = _load_scaled_inplace(A, q, transposed, a)
         ok = f > 0.0
         if ok:
             _bidiagonalize_inplace(a, d, e, hu, tu, hv, tv, w)
@@ -318,43 +338,44 @@ def _svd_bidiagonal_kernel(A, vectors, eps, U, s, Vh):
             for j in range(n):
                 s[q, j] = np.nan
             if vectors:
-                for i in range(n):
-                    for j in range(n):
-                        U[q, i, j] = np.nan
-                        Vh[q, i, j] = np.nan
+                U[q] = np.nan
+                Vh[q] = np.nan
             continue
-        _store_sorted_inplace(d, ut, vt, f, q, U, s, Vh, vectors, order)
+        _store_sorted_inplace(d, ut, vt, f, q, U, s, Vh, vectors, transposed, order)
 
 
 def _check(name, A):
-    """Return ``A`` as a C-contiguous real stack of square matrices, or raise naming ``name``."""
-    if A.ndim != 3 or A.shape[1] != A.shape[2] or A.shape[1] == 0:
-        raise shape_error(f"{name}: A (b, n, n) with n >= 1", A=A)
+    """Return ``A`` as a C-contiguous real stack (b, m, n), or raise naming ``name``."""
+    if A.ndim != 3 or A.shape[1] == 0 or A.shape[2] == 0:
+        raise shape_error(f"{name}: A (b, m, n) with m, n >= 1", A=A)
     if A.dtype not in (np.float32, np.float64):
         raise ValueError(f"{name}: A must be float32 or float64, got {A.dtype}")
     return np.ascontiguousarray(A)
 
 
 def svd_bidiagonal_batched(A):
-    """Return ``(U, s, Vh)`` of each square ``A[p]``: ``s`` (b, n) descending, ``U``, ``Vh`` (b, n, n).
+    """Return ``(U, s, Vh)`` of each ``A[p]`` (m, n): ``U`` (b, m, k), ``s`` (b, k), ``Vh`` (b, k, n).
 
-    As ``np.linalg.svd(A)`` up to the sign of each pair ``(u_j, v_j)``, which is fixed here:
-    ``u_j``'s first entry of largest magnitude is positive (module docstring).
+    ``k = min(m, n)``; as ``np.linalg.svd(A, full_matrices=False)`` up to the sign of each pair
+    ``(u_j, v_j)``, which is fixed here: ``u_j``'s first entry of largest magnitude is positive
+    (module docstring). ``s`` descending.
     """
     A = _check("svd_bidiagonal_batched", A)
-    b, n, _ = A.shape
-    U = np.empty((b, n, n), dtype=A.dtype)
-    Vh = np.empty((b, n, n), dtype=A.dtype)
-    s = np.empty((b, n), dtype=A.dtype)
+    b, m, n = A.shape
+    k = min(m, n)
+    U = np.empty((b, m, k), dtype=A.dtype)
+    Vh = np.empty((b, k, n), dtype=A.dtype)
+    s = np.empty((b, k), dtype=A.dtype)
     _svd_bidiagonal_kernel(A, True, float(np.finfo(A.dtype).eps), U, s, Vh)
     return U, s, Vh
 
 
 def svdvals_bidiagonal_batched(A):
-    """Return the singular values (b, n), descending, of each square ``A[p]``; no vectors formed."""
+    """Return the singular values (b, min(m, n)), descending, of each ``A[p]``; no vectors formed."""
     A = _check("svdvals_bidiagonal_batched", A)
-    b, n, _ = A.shape
-    s = np.empty((b, n), dtype=A.dtype)
-    empty = np.empty((0, n, n), dtype=A.dtype)
-    _svd_bidiagonal_kernel(A, False, float(np.finfo(A.dtype).eps), empty, s, empty)
+    b, m, n = A.shape
+    s = np.empty((b, min(m, n)), dtype=A.dtype)
+    empty = np.empty((0, m, min(m, n)), dtype=A.dtype)
+    empty_h = np.empty((0, min(m, n), n), dtype=A.dtype)
+    _svd_bidiagonal_kernel(A, False, float(np.finfo(A.dtype).eps), empty, s, empty_h)
     return s

@@ -74,9 +74,8 @@ Paths (DESIGN.md section 7):
   ``kernels.crossovers.SVD_LOOPS_MAX_N`` on ``max(m, n)``: loops up to it, BLAS above. The
   forward pass of a stack of small matrices takes a batched kernel up to
   ``SVD_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise: bidiagonal QR
-  (``kernels.svd_bidiagonal``) for real square stacks above ``SVD_JACOBI_STACK_MAX_N``, one-sided
-  Jacobi (``kernels.svd_forward``) for the others (real non-square ones up to
-  ``SVD_JACOBI_RECTANGULAR_MAX_N``); ``np.linalg.svdvals`` (and
+  (``kernels.svd_bidiagonal``) for real stacks whose smaller side is above
+  ``SVD_JACOBI_STACK_MAX_N``, one-sided Jacobi (``kernels.svd_forward``) for the others; ``np.linalg.svdvals`` (and
   ``compute_uv=False``) of one matrix calls ``gesdd`` directly (``SVD_VALUES_SINGLE_MAX_N``).
 
 References
@@ -474,8 +473,9 @@ _SVDResult = type(np.linalg.svd(np.eye(1)))
 def _stack_svd(dense: np.ndarray, full: bool) -> tuple[np.ndarray, ...] | None:
     """``(U, s, Vh)`` from a batched kernel for a stack of small matrices, else ``None``.
 
-    Bidiagonal QR for real square stacks above ``SVD_JACOBI_STACK_MAX_N``, one-sided Jacobi
-    otherwise. Jacobi's factors are thin, so ``full=True`` takes it for square matrices alone.
+    Bidiagonal QR for real stacks whose smaller side is above ``SVD_JACOBI_STACK_MAX_N``,
+    one-sided Jacobi otherwise. The factors are thin, so ``full=True`` takes a kernel for square
+    matrices alone.
     The singular vectors carry the kernels' gauge (each ``u_j``'s largest entry real positive),
     not LAPACK's arbitrary one.
     """
@@ -483,10 +483,8 @@ def _stack_svd(dense: np.ndarray, full: bool) -> tuple[np.ndarray, ...] | None:
     stack = forward_stack(dense, "SVD_FORWARD_STACK_MAX_N") if not full or m == n else None
     if stack is None:
         return None
-    if stack.dtype.kind == "f" and m == n and n > crossover("SVD_JACOBI_STACK_MAX_N"):
+    if stack.dtype.kind == "f" and min(m, n) > crossover("SVD_JACOBI_STACK_MAX_N"):
         U, s, Vh = svd_bidiagonal_batched(stack)
-    elif stack.dtype.kind == "f" and max(m, n) > crossover("SVD_JACOBI_RECTANGULAR_MAX_N"):
-        return None  # no square kernel for it, and Jacobi is slower than LAPACK here
     else:
         U, s, Vh = svd_batched(stack)
     k = min(m, n)

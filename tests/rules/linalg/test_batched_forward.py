@@ -78,24 +78,24 @@ def test_larger_eigh_stacks_take_tridiagonal_qr(monkeypatch, rng, kind):
     np.testing.assert_array_equal(V, eigh_batched(H)[1])
 
 
-def test_larger_real_square_svd_stacks_take_bidiagonal_qr(monkeypatch, rng):
+def test_larger_real_svd_stacks_take_bidiagonal_qr(monkeypatch, rng):
     jacobi_n = crossovers.SVD_JACOBI_STACK_MAX_N
-    for n in (jacobi_n + 1, SVD_N["f"]):
-        A = rng.standard_normal((3, n, n))
+    top = SVD_N["f"]
+    for shape in ((jacobi_n + 1,) * 2, (top, top), (top, jacobi_n + 1), (jacobi_n + 1, top)):
+        A = rng.standard_normal((3, *shape))
         kernel = svd_bidiagonal_batched(A)
-        for full in (True, False):
+        for full in (True, False) if shape[0] == shape[1] else (False,):
             y, _ = rrule(np.linalg.svd, A, full)
             for ours, k in zip(y, kernel, strict=True):
                 np.testing.assert_array_equal(ours, k)
         np.testing.assert_array_equal(rrule(np.linalg.svdvals, A)[0], kernel[1])
-        np.testing.assert_array_equal(rrule(sla.svd, A)[0][0], kernel[0])
-    rect = crossovers.SVD_JACOBI_RECTANGULAR_MAX_N
-    A = rng.standard_normal((3, rect, rect - 1))  # not square: Jacobi, then LAPACK
+        np.testing.assert_array_equal(rrule(sla.svd, A, False)[0][2], kernel[2])
+    A = rng.standard_normal((3, top, jacobi_n))  # the smaller side at the entry: Jacobi
     np.testing.assert_array_equal(rrule(np.linalg.svd, A, False)[0][0], svd_batched(A)[0])
-    A = rng.standard_normal((3, rect + 1, rect))
-    np.testing.assert_array_equal(rrule(np.linalg.svd, A, False)[0][0], np.linalg.svd(A, False)[0])
-    A = rng.standard_normal((3, n + 1, n + 1))  # above the entry: LAPACK
+    A = rng.standard_normal((3, jacobi_n + 2, jacobi_n + 1))  # full_matrices of a rectangle
     np.testing.assert_array_equal(rrule(np.linalg.svd, A)[0][0], np.linalg.svd(A)[0])
+    A = rng.standard_normal((3, top + 1, jacobi_n + 1))  # above the entry: LAPACK
+    np.testing.assert_array_equal(rrule(np.linalg.svd, A, False)[0][0], np.linalg.svd(A, False)[0])
     A = rng.standard_normal((2, jacobi_n + 1, jacobi_n + 1)).astype(np.complex128)
     np.testing.assert_array_equal(rrule(np.linalg.svd, A)[0][0], np.linalg.svd(A)[0])
     monkeypatch.setattr(crossovers, "SVD_JACOBI_STACK_MAX_N", 12)  # read per call
