@@ -14,8 +14,8 @@ them up to the ``*_FORWARD_STACK_MAX_N`` entries of :mod:`kernels.crossovers`):
   :func:`kernels.eigh_tridiagonal.eigh_tridiagonal_batched` (tridiagonal QR; faster from about
   10 on a side, 3 for complex128) -- ``(w, V)`` of ``np.linalg.eigh``, with a fixed eigenvector sign;
   :func:`kernels.svd_forward.svd_batched` (one-sided Jacobi) and
-  :func:`kernels.svd_bidiagonal.svd_bidiagonal_batched` (bidiagonal QR, real; faster from
-  about 8 on the smaller side) -- ``(U, s, Vh)`` of ``np.linalg.svd``;
+  :func:`kernels.svd_bidiagonal.svd_bidiagonal_batched` (bidiagonal QR; faster from about 8
+  on the smaller side, 5 for complex128) -- ``(U, s, Vh)`` of ``np.linalg.svd``;
   :func:`kernels.qr_forward.qr_batched`;
 * :func:`kernels.cholesky_factor.cholesky_factor_batched` -- ``A = L L^H`` (``np.linalg.cholesky``),
   returns ``(L, info)``;

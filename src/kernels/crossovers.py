@@ -52,15 +52,17 @@ EIGH_FORWARD_STACK_MAX_N = {"f": 48, "c": 24}
 # Jacobi 0.61x tridiagonal QR at 2, 1.05x at 3, 1.50x at 4; tridiagonal QR against zheevd
 # 0.57x at 3, 0.61x at 4, 0.85x at 16, 0.95x at 24, 1.9x at 32.
 EIGH_JACOBI_STACK_MAX_N = {"f": 9, "c": 2}
-SVD_FORWARD_STACK_MAX_N = {"f": 32, "c": 6}
-# Within SVD_FORWARD_STACK_MAX_N (on max(m, n)), real stacks take one-sided Jacobi while
-# min(m, n) is at most SVD_JACOBI_STACK_MAX_N, bidiagonal QR (kernels.svd_bidiagonal) above;
-# complex ones Jacobi. Measured on 16000 / n matrices (1000 from 16 and for the rectangles),
+SVD_FORWARD_STACK_MAX_N = {"f": 32, "c": 8}
+# Within SVD_FORWARD_STACK_MAX_N (on max(m, n)), stacks take one-sided Jacobi while min(m, n)
+# is at most SVD_JACOBI_STACK_MAX_N, bidiagonal QR (kernels.svd_bidiagonal) above. complex128,
+# 1000 matrices: Jacobi against bidiagonal QR 0.98x at 4, 1.34x at 6; bidiagonal QR against
+# zgesdd's loop 0.68x at 6, 0.83x at 8, 1.05x at 12. Measured on 16000 / n matrices (1000 from
+# 16 and for the rectangles),
 # one thread, float64: Jacobi against bidiagonal QR 0.70x at 6, 1.03x at 8, 1.25x at 10, 2.1x at
 # 16; (m, n) = (32, 4) 0.61x, (24, 6) 0.83x, (16, 8) 1.09x, (32, 8) 1.11x, (12, 10) 1.25x;
 # bidiagonal QR against numpy's gesdd loop 0.58x at 16, 0.84x at 32, 1.08x at 48, (32, 16)
 # 0.75x, (48, 16) 0.99x.
-SVD_JACOBI_STACK_MAX_N = 7
+SVD_JACOBI_STACK_MAX_N = {"f": 7, "c": 4}
 QR_FORWARD_STACK_MAX_N = {"f": 16, "c": 12}
 
 # qr.whole (one matrix): the Householder kernel on a stack of one up to here, numpy's or

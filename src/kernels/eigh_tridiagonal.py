@@ -135,6 +135,7 @@ def _tridiagonalize_inplace(a, d, e, hv, tau, p, w):
             for j in range(k + 1, n):
                 a[i, j] -= vi * np.conj(w[j]) + wi * np.conj(hv[k, j])
     d[n - 1] = a[n - 1, n - 1].real
+    tau[n - 1] = 0.0  # no reflector k = n - 1 (:func:`_form_qt_inplace` reads up to it)
 
 
 @jit
@@ -151,7 +152,7 @@ def _form_qt_inplace(hv, tau, z, u, offset):
     for i in range(n):
         for j in range(n):
             z[i, j] = 1.0 if i == j else 0.0
-    for k in range(min(hv.shape[0], n - 1)):
+    for k in range(min(hv.shape[0], n)):
         t = tau[k]
         if t == 0.0:
             continue

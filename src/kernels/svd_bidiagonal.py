@@ -1,19 +1,20 @@
-"""Batched real SVD of stacks of small matrices: Golub-Kahan bidiagonalisation and implicit QR.
+"""Batched SVD of stacks of small matrices: Golub-Kahan bidiagonalisation and implicit QR.
 
 ``svd_bidiagonal_batched(A)`` returns ``(U, s, Vh)`` with ``A[p] = U[p] diag(s[p]) Vh[p]`` for a
-real stack ``A`` (b, m, n) of float32 or float64, thin factors (``k = min(m, n)``), in one
-compiled call, with the conventions of :func:`kernels.svd_forward.svd_batched` (one-sided
-Jacobi): ``s`` descending and non-negative, each ``u_j``'s first entry of largest magnitude
-positive and ``v_j`` flipped with it, NaN or infinity in a matrix gives NaN in its outputs
-only, the input never written. A wide matrix (``m < n``) is reduced as its transpose, read in
-place.
+stack ``A`` (b, m, n) of float32, float64 or complex128, thin factors (``k = min(m, n)``), in
+one compiled call, with the conventions of :func:`kernels.svd_forward.svd_batched` (one-sided
+Jacobi): ``s`` real, descending and non-negative, each ``u_j``'s first entry of largest
+magnitude real and positive and ``v_j`` given the same phase, NaN or infinity in a matrix gives
+NaN in its outputs only, the input never written. A wide matrix (``m < n``) is reduced as its
+conjugate transpose, read in place.
 
 Method, one matrix at a time (the path of LAPACK's ``dgesvd`` for small ``n``):
 
-1. Householder bidiagonalisation ``B = U_1^T A V_1`` (G. H. Golub, W. Kahan, "Calculating the
-   singular values and pseudo-inverse of a matrix", SIAM J. Numer. Anal. B 2 (1965) 205-224;
-   G. H. Golub, C. F. Van Loan, "Matrix Computations", 4th ed., Algorithm 5.4.2), reflectors
-   as LAPACK's ``dlarfg``.
+1. Householder bidiagonalisation ``B = U_1^H A V_1``, real even for complex ``A`` (G. H. Golub,
+   W. Kahan, "Calculating the singular values and pseudo-inverse of a matrix", SIAM J. Numer.
+   Anal. B 2 (1965) 205-224; G. H. Golub, C. F. Van Loan, "Matrix Computations", 4th ed.,
+   Algorithm 5.4.2), reflectors as LAPACK's ``zlarfg`` (a real ``beta``) applied as ``zgebd2``
+   does.
 2. ``U_1^T`` and ``V_1^T`` formed from the reflectors.
 3. Implicit Golub-Kahan SVD steps on the unreduced blocks of ``B`` with the Wilkinson shift of
    the trailing 2x2 block of ``B^T B`` (Golub, Van Loan, Algorithms 8.6.1 and 8.6.2), each
@@ -33,8 +34,8 @@ with orthonormal ``U`` and ``V`` to ``O(n eps)`` (Golub, Van Loan, section 8.6.3
 compare both with LAPACK's on random, graded, ill-conditioned and rank-deficient inputs.
 Singular values below ``eps ||A||`` carry absolute, not relative, accuracy (as ``gesvd``'s).
 
-Input contract: (b, m, n) float32 or float64, ``m, n >= 1`` (other layouts are copied to C
-order).
+Input contract: (b, m, n) float32, float64 or complex128, ``m, n >= 1`` (other layouts are
+copied to C order).
 """
 
 import math
@@ -43,7 +44,7 @@ import numpy as np
 
 from kernels._jit import jit
 from kernels._spectral import shape_error
-from kernels.eigh_tridiagonal import _form_qt_inplace
+from kernels.eigh_tridiagonal import _abs2, _form_qt_inplace
 
 __all__ = ["svd_bidiagonal_batched", "svdvals_bidiagonal_batched"]
 
@@ -52,7 +53,7 @@ _MAX_STEPS_PER_VALUE = 30  # as LAPACK's dbdsqr (MAXITR = 6 sweeps of n, counted
 
 @jit
 def _load_scaled_inplace(A, p, transposed, a):
-    """Copy ``A[p]`` (or its transpose) into ``a`` scaled by a power of two.
+    """Copy ``A[p]`` (or its conjugate transpose) into ``a`` scaled by a power of two.
 
     Returns the factor, or ``0.0`` if ``A[p]`` holds a non-finite entry.
     """
@@ -67,37 +68,38 @@ def _load_scaled_inplace(A, p, transposed, a):
     f = math.ldexp(1.0, -math.frexp(m)[1]) if m > 0 else 1.0
     for i in range(rows):
         for j in range(cols):
-            a[i, j] = (A[p, j, i] if transposed else A[p, i, j]) * f
+            a[i, j] = (np.conj(A[p, j, i]) if transposed else A[p, i, j]) * f
     return f
 
 
 @jit
 def _reflector(x0, xnorm2):
-    """``(beta, tau, scal)`` of LAPACK's ``dlarfg`` for ``[x0, x]`` with ``||x||^2 = xnorm2``.
+    """``(beta, tau, scal)`` of LAPACK's ``zlarfg`` for ``[x0, x]`` with ``||x||^2 = xnorm2``.
 
-    ``H = I - tau v v^T``, ``v = [1, x * scal]``, maps the vector to ``[beta, 0, ...]``; ``tau
-    = 0`` (``H = I``) when ``x`` is zero.
+    ``H = I - tau v v^H``, ``v = [1, x * scal]``, has ``H^H [x0, x] = [beta, 0, ...]`` with
+    ``beta`` real; ``tau = 0`` (``H = I``) when ``x`` is zero and ``x0`` real.
     """
-    if xnorm2 == 0.0:
-        return x0, 0.0, 0.0
-    beta = -math.copysign(math.sqrt(x0 * x0 + xnorm2), x0)
+    if xnorm2 == 0.0 and x0.imag == 0.0:
+        return x0.real, 0.0 * x0, 0.0 * x0
+    beta = -math.copysign(math.sqrt(_abs2(x0) + xnorm2), x0.real)
     return beta, (beta - x0) / beta, 1.0 / (x0 - beta)
 
 
 @jit
 def _bidiagonalize_inplace(a, d, e, hu, tu, hv, tv, w):
-    """Reduce ``a`` (m, n), ``m >= n``, to upper bidiagonal ``(d, e)`` (n), ``B = U_1^T a V_1``.
+    """Reduce ``a`` (m, n), ``m >= n``, to real upper bidiagonal ``(d, e)`` (n), ``B = U_1^H a V_1``.
 
-    Left reflector ``k``: ``I - tu[k] u u^T``, ``u = hu[k, k:]`` (length m); right reflector
-    ``k``: ``I - tv[k] v v^T``, ``v = hv[k, k + 1:]`` (length n; both zero elsewhere). ``a`` is
-    overwritten; ``w`` (n,) is scratch.
+    Left reflector ``k``: ``H_k = I - tu[k] u u^H``, ``u = hu[k, k:]`` (length m), applied as
+    ``H_k^H a``; right reflector ``k``: ``G_k = I - tv[k] v v^H``, ``v = hv[k, k + 1:]`` (length
+    n), applied as ``a G_k`` (both zero elsewhere), as LAPACK's ``zgebd2``. ``a`` is overwritten;
+    ``w`` (m,) is scratch.
     """
     m, n = a.shape
     for k in range(n):
-        # left: zero a[k + 1:, k]
+        # left: zero a[k + 1:, k] and make a[k, k] real
         x2 = 0.0
         for i in range(k + 1, m):
-            x2 += a[i, k] * a[i, k]
+            x2 += _abs2(a[i, k])
         beta, t, scal = _reflector(a[k, k], x2)
         for i in range(m):
             hu[k, i] = 0.0
@@ -106,15 +108,15 @@ def _bidiagonalize_inplace(a, d, e, hu, tu, hv, tv, w):
             hu[k, i] = a[i, k] * scal
         tu[k] = t
         d[k] = beta
-        if t != 0.0:  # a[k:, k + 1:] -= t u (u^T a[k:, k + 1:]), by rows (axpys along j)
+        if t != 0.0:  # a[k:, k + 1:] -= conj(t) u (u^H a[k:, k + 1:]), by rows (axpys along j)
             for j in range(k + 1, n):
                 w[j] = 0.0
             for i in range(k, m):
-                ui = hu[k, i]
+                ui = np.conj(hu[k, i])
                 for j in range(k + 1, n):
                     w[j] += ui * a[i, j]
             for i in range(k, m):
-                f = t * hu[k, i]
+                f = np.conj(t) * hu[k, i]
                 for j in range(k + 1, n):
                     a[i, j] -= f * w[j]
         for i in range(n):
@@ -122,27 +124,24 @@ def _bidiagonalize_inplace(a, d, e, hu, tu, hv, tv, w):
         tv[k] = 0.0
         if k >= n - 1:
             continue
-        if k == n - 2:
-            e[k] = a[k, k + 1]
-            continue
-        # right: zero a[k, k + 2:]
+        # right: zero a[k, k + 2:] and make a[k, k + 1] real (zlarfg of the conjugated row)
         x2 = 0.0
         for j in range(k + 2, n):
-            x2 += a[k, j] * a[k, j]
-        beta, t, scal = _reflector(a[k, k + 1], x2)
+            x2 += _abs2(a[k, j])
+        beta, t, scal = _reflector(np.conj(a[k, k + 1]), x2)
         hv[k, k + 1] = 1.0
         for j in range(k + 2, n):
-            hv[k, j] = a[k, j] * scal
+            hv[k, j] = np.conj(a[k, j]) * scal
         tv[k] = t
         e[k] = beta
-        if t != 0.0:  # a[k + 1:, k + 1:] -= t (a v) v^T, row by row
+        if t != 0.0:  # a[k + 1:, k + 1:] -= t (a v) v^H, row by row
             for i in range(k + 1, m):
-                y = 0.0
+                y = 0.0 * t
                 for j in range(k + 1, n):
                     y += a[i, j] * hv[k, j]
                 y *= t
                 for j in range(k + 1, n):
-                    a[i, j] -= y * hv[k, j]
+                    a[i, j] -= y * np.conj(hv[k, j])
 
 
 @jit
@@ -268,11 +267,12 @@ def _qr_iterate_inplace(d, e, ut, vt, eps, vectors):
 
 @jit
 def _store_sorted_inplace(d, ut, vt, f, p, U, s, Vh, vectors, transposed, order):
-    """``s[p]`` descending; ``U[p][:, j]``, ``Vh[p][j]`` from the rows of ``ut``, ``vt``, sign-fixed.
+    """``s[p]`` descending; ``U[p][:, j]``, ``Vh[p][j]`` from the rows of ``ut``, ``vt``, gauge-fixed.
 
-    ``transposed``: the factors are of ``A[p]^T = U' S V'^T``, so ``U`` takes the rows of ``vt``
-    and ``Vh`` those of ``ut``. Either way the final ``u_j``'s first largest-magnitude entry is
-    made positive, and the sign of a negative ``d_j`` goes to the final ``v_j``.
+    ``ut = U^T`` and ``vt = V^T`` of ``a = U B V^H``, so ``u_j = ut[j]`` and ``Vh[j] = conj(vt[j])``.
+    ``transposed``: ``a = A[p]^H``, so the roles swap. The final ``u_j``'s first largest-magnitude
+    entry is made real and positive, ``v_j`` gets the same phase, and the sign of a negative
+    ``d_j`` goes to ``v_j``.
     """
     n = d.shape[0]
     for i in range(n):  # insertion sort by |d|, descending
@@ -296,12 +296,14 @@ def _store_sorted_inplace(d, ut, vt, f, p, U, s, Vh, vectors, transposed, order)
                 best = x
                 imax = i
         top = vt[row, imax] if transposed else ut[row, imax]
-        su = -1.0 if top < 0 else 1.0
-        sv = -su if d[row] < 0 else su  # s_j = |d_j|: a negative d_j's sign goes to v_j
+        ph = np.conj(top) / best if best > 0 else 1.0 + 0.0 * top
+        sign = -1.0 if d[row] < 0 else 1.0  # s_j = |d_j|: a negative d_j's sign goes to v_j
         for i in range(mu):
-            U[p, i, j] = (vt[row, i] if transposed else ut[row, i]) * su
+            U[p, i, j] = (vt[row, i] if transposed else ut[row, i]) * ph
+        if best > 0:
+            U[p, imax, j] = best  # exactly real, not |u| plus a rounding imaginary part
         for i in range(mv):
-            Vh[p, j, i] = (ut[row, i] if transposed else vt[row, i]) * sv
+            Vh[p, j, i] = np.conj((ut[row, i] if transposed else vt[row, i]) * ph) * sign
 
 
 @jit
@@ -321,8 +323,8 @@ def _svd_bidiagonal_kernel(A, vectors, eps, U, s, Vh):
     hv = np.empty((n, n), dtype=dt)
     tu = np.empty(n, dtype=dt)
     tv = np.empty(n, dtype=dt)
-    d = np.empty(n, dtype=dt)
-    e = np.zeros(n, dtype=dt)
+    d = np.empty(n, dtype=s.dtype)  # B is real
+    e = np.zeros(n, dtype=s.dtype)
     w = np.empty(m, dtype=dt)
     order = np.empty(n, dtype=np.intp)
     for q in range(b):
@@ -345,11 +347,11 @@ def _svd_bidiagonal_kernel(A, vectors, eps, U, s, Vh):
 
 
 def _check(name, A):
-    """Return ``A`` as a C-contiguous real stack (b, m, n), or raise naming ``name``."""
+    """Return ``A`` as a C-contiguous stack (b, m, n) of a kernel dtype, or raise naming ``name``."""
     if A.ndim != 3 or A.shape[1] == 0 or A.shape[2] == 0:
         raise shape_error(f"{name}: A (b, m, n) with m, n >= 1", A=A)
-    if A.dtype not in (np.float32, np.float64):
-        raise ValueError(f"{name}: A must be float32 or float64, got {A.dtype}")
+    if A.dtype not in (np.float32, np.float64, np.complex128):
+        raise ValueError(f"{name}: A must be float32, float64 or complex128, got {A.dtype}")
     return np.ascontiguousarray(A)
 
 
@@ -365,7 +367,7 @@ def svd_bidiagonal_batched(A):
     k = min(m, n)
     U = np.empty((b, m, k), dtype=A.dtype)
     Vh = np.empty((b, k, n), dtype=A.dtype)
-    s = np.empty((b, k), dtype=A.dtype)
+    s = np.empty((b, k), dtype=np.finfo(A.dtype).dtype)
     _svd_bidiagonal_kernel(A, True, float(np.finfo(A.dtype).eps), U, s, Vh)
     return U, s, Vh
 
@@ -374,7 +376,7 @@ def svdvals_bidiagonal_batched(A):
     """Return the singular values (b, min(m, n)), descending, of each ``A[p]``; no vectors formed."""
     A = _check("svdvals_bidiagonal_batched", A)
     b, m, n = A.shape
-    s = np.empty((b, min(m, n)), dtype=A.dtype)
+    s = np.empty((b, min(m, n)), dtype=np.finfo(A.dtype).dtype)
     empty = np.empty((0, m, min(m, n)), dtype=A.dtype)
     empty_h = np.empty((0, min(m, n), n), dtype=A.dtype)
     _svd_bidiagonal_kernel(A, False, float(np.finfo(A.dtype).eps), empty, s, empty_h)

@@ -74,8 +74,8 @@ Paths (DESIGN.md section 7):
   ``kernels.crossovers.SVD_LOOPS_MAX_N`` on ``max(m, n)``: loops up to it, BLAS above. The
   forward pass of a stack of small matrices takes a batched kernel up to
   ``SVD_FORWARD_STACK_MAX_N`` (by dtype kind), LAPACK otherwise: bidiagonal QR
-  (``kernels.svd_bidiagonal``) for real stacks whose smaller side is above
-  ``SVD_JACOBI_STACK_MAX_N``, one-sided Jacobi (``kernels.svd_forward``) for the others; ``np.linalg.svdvals`` (and
+  (``kernels.svd_bidiagonal``) for stacks whose smaller side is above ``SVD_JACOBI_STACK_MAX_N``
+  (by dtype kind), one-sided Jacobi (``kernels.svd_forward``) for the others; ``np.linalg.svdvals`` (and
   ``compute_uv=False``) of one matrix calls ``gesdd`` directly (``SVD_VALUES_SINGLE_MAX_N``).
 
 References
@@ -473,8 +473,8 @@ _SVDResult = type(np.linalg.svd(np.eye(1)))
 def _stack_svd(dense: np.ndarray, full: bool) -> tuple[np.ndarray, ...] | None:
     """``(U, s, Vh)`` from a batched kernel for a stack of small matrices, else ``None``.
 
-    Bidiagonal QR for real stacks whose smaller side is above ``SVD_JACOBI_STACK_MAX_N``,
-    one-sided Jacobi otherwise. The factors are thin, so ``full=True`` takes a kernel for square
+    Bidiagonal QR for stacks whose smaller side is above ``SVD_JACOBI_STACK_MAX_N`` (by dtype
+    kind), one-sided Jacobi otherwise. The factors are thin, so ``full=True`` takes a kernel for square
     matrices alone.
     The singular vectors carry the kernels' gauge (each ``u_j``'s largest entry real positive),
     not LAPACK's arbitrary one.
@@ -483,7 +483,7 @@ def _stack_svd(dense: np.ndarray, full: bool) -> tuple[np.ndarray, ...] | None:
     stack = forward_stack(dense, "SVD_FORWARD_STACK_MAX_N") if not full or m == n else None
     if stack is None:
         return None
-    if stack.dtype.kind == "f" and min(m, n) > crossover("SVD_JACOBI_STACK_MAX_N"):
+    if min(m, n) > crossover("SVD_JACOBI_STACK_MAX_N")[stack.dtype.kind]:
         U, s, Vh = svd_bidiagonal_batched(stack)
     else:
         U, s, Vh = svd_batched(stack)

@@ -79,7 +79,7 @@ def test_larger_eigh_stacks_take_tridiagonal_qr(monkeypatch, rng, kind):
 
 
 def test_larger_real_svd_stacks_take_bidiagonal_qr(monkeypatch, rng):
-    jacobi_n = crossovers.SVD_JACOBI_STACK_MAX_N
+    jacobi_n = crossovers.SVD_JACOBI_STACK_MAX_N["f"]
     top = SVD_N["f"]
     for shape in ((jacobi_n + 1,) * 2, (top, top), (top, jacobi_n + 1), (jacobi_n + 1, top)):
         A = rng.standard_normal((3, *shape))
@@ -96,9 +96,13 @@ def test_larger_real_svd_stacks_take_bidiagonal_qr(monkeypatch, rng):
     np.testing.assert_array_equal(rrule(np.linalg.svd, A)[0][0], np.linalg.svd(A)[0])
     A = rng.standard_normal((3, top + 1, jacobi_n + 1))  # above the entry: LAPACK
     np.testing.assert_array_equal(rrule(np.linalg.svd, A, False)[0][0], np.linalg.svd(A, False)[0])
-    A = rng.standard_normal((2, jacobi_n + 1, jacobi_n + 1)).astype(np.complex128)
+    c = SVD_N["c"]  # complex: bidiagonal QR above its Jacobi entry, LAPACK above c
+    A = rng.standard_normal((2, c, c)) + 1j * rng.standard_normal((2, c, c))
+    for ours, k in zip(rrule(np.linalg.svd, A)[0], svd_bidiagonal_batched(A), strict=True):
+        np.testing.assert_array_equal(ours, k)
+    A = rng.standard_normal((2, c + 1, c + 1)).astype(np.complex128)
     np.testing.assert_array_equal(rrule(np.linalg.svd, A)[0][0], np.linalg.svd(A)[0])
-    monkeypatch.setattr(crossovers, "SVD_JACOBI_STACK_MAX_N", 12)  # read per call
+    monkeypatch.setattr(crossovers, "SVD_JACOBI_STACK_MAX_N", {"f": 12, "c": 4})  # read per call
     A = rng.standard_normal((3, 10, 10))
     np.testing.assert_array_equal(rrule(np.linalg.svd, A)[0][0], svd_batched(A)[0])
 

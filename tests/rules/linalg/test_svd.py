@@ -123,7 +123,8 @@ def svd_gauge_fixed(first_row_phase):
 # --- the checker at generic inputs ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("shape", [*SHAPES, (2, 5, 3), (2, 9, 9), (2, 10, 8)])  # bidiagonal QR
+# bidiagonal QR: (2, 9, 9) and (2, 10, 8) real, (2, 6, 5) complex
+@pytest.mark.parametrize("shape", [*SHAPES, (2, 5, 3), (2, 9, 9), (2, 10, 8), (2, 6, 5)])
 def test_numpy_svd(randn, svd_gauge_fixed, dtype, shape):
     A = randn(dtype, *shape)
     svd = svd_gauge_fixed(np.linalg.svd)
@@ -141,7 +142,7 @@ def test_full_matrices(randn, svd_gauge_fixed, blas_path, dtype, shape):
     check_rrule(svd_gauge_fixed(sla.svd), A, lapack_driver="gesvd")
 
 
-@pytest.mark.parametrize("shape", [*SHAPES, (2, 5, 3), (2, 10, 10), (2, 8, 11)])
+@pytest.mark.parametrize("shape", [*SHAPES, (2, 5, 3), (2, 10, 10), (2, 8, 11), (2, 5, 7)])
 def test_singular_values(randn, dtype, shape):
     A = randn(dtype, *shape)
     for f, kwargs in [
