@@ -37,18 +37,18 @@ Input contract: (b, n, n) of float32, float64 or complex128, ``n >= 1`` (other l
 to C order); the input is never written. One compile per dtype (the order is read from the array).
 """
 
-import math
-
 import numpy as np
 from numba import types
 from numba.extending import overload
 
 from kernels._jit import jit, jit_inline
+from kernels._scaling import unit_scale
 from kernels._spectral import shape_error
 
 __all__ = ["eigh_batched", "eigvalsh_batched"]
 
-# The rules call these kernels for stacks up to kernels.crossovers' *_FORWARD_STACK_MAX_N.
+# The rules call these kernels for stacks up to kernels.crossovers' EIGH_JACOBI_STACK_MAX_N
+# (kernels.eigh_tridiagonal above it, up to EIGH_FORWARD_STACK_MAX_N).
 
 _MAX_SWEEPS = 30
 
@@ -68,7 +68,7 @@ def _load_hermitian_inplace(A, t0, nb, lower, a, scale):
             for j in range(i + 1):
                 x = abs(A[t0 + l, i, j] if lower else A[t0 + l, j, i])
                 m = max(m, x)
-        f = math.ldexp(1.0, -math.frexp(m)[1]) if m > 0 and m < np.inf else 1.0
+        f = unit_scale(m)  # a power of two, finite for a subnormal m
         scale[l] = f
         for i in range(n):
             for j in range(i + 1):

@@ -43,7 +43,9 @@ import math
 
 import numpy as np
 
+from kernels._householder import abs2, form_qt_inplace, reflector, reflector_scale, rotation
 from kernels._jit import jit
+from kernels._scaling import unit_scale
 from kernels._spectral import shape_error
 
 __all__ = ["eigh_tridiagonal_batched", "eigvalsh_tridiagonal_batched"]
@@ -63,12 +65,16 @@ def _load_scaled_inplace(A, p, lower, a):
     n = A.shape[1]
     m = 0.0
     for i in range(n):
-        for j in range(i + 1):
-            x = A[p, i, j] if lower else np.conj(A[p, j, i])
+        for j in range(i):
+            x = A[p, i, j] if lower else A[p, j, i]
             if not np.isfinite(x):
                 return 0.0
             m = max(m, abs(x))
-    f = math.ldexp(1.0, -math.frexp(m)[1]) if m > 0 else 1.0
+        x = A[p, i, i].real
+        if not np.isfinite(x):
+            return 0.0
+        m = max(m, abs(x))
+    f = unit_scale(m)
     for i in range(n):
         for j in range(i):
             x = (A[p, i, j] if lower else np.conj(A[p, j, i])) * f
@@ -79,41 +85,36 @@ def _load_scaled_inplace(A, p, lower, a):
 
 
 @jit
-def _abs2(x):
-    """``|x|^2``, as ``re^2 + im^2`` (no square root; a real ``x`` has ``im = 0``)."""
-    return x.real * x.real + x.imag * x.imag
-
-
-@jit
-def _tridiagonalize_inplace(a, d, e, hv, tau, p, w):
+def _tridiagonalize_inplace(a, d, e, hv, tau, p, w, safmin):
     """Reduce the Hermitian ``a`` (n, n) to ``T = Q^H a Q``: real diagonal ``d``, off-diagonal ``e``.
 
     Reflector ``k`` is ``H_k = I - tau[k] v v^H`` with ``v = hv[k, k + 1:]`` (``v[0] = 1``), acting
     on rows and columns ``k + 1 ..`` as ``H_k^H a H_k`` (LAPACK's ``zhetd2``, with ``zlarfg``'s
     reflectors: a complex ``tau`` also makes the last subdiagonal entry real). ``a`` is
-    overwritten; ``p`` and ``w`` (n,) are scratch.
+    overwritten; ``p`` and ``w`` (n,) are scratch. The column's norm is taken after scaling it by
+    :func:`kernels._householder.reflector_scale` (a column below ``safmin`` is left alone).
     """
     n = a.shape[0]
     for k in range(n - 1):
         alpha = a[k + 1, k]
-        xnorm2 = 0.0
+        amax = abs(alpha)
         for i in range(k + 2, n):
-            xnorm2 += _abs2(a[i, k])
+            amax = max(amax, abs(a[i, k]))
+        sf = reflector_scale(amax, safmin)
+        xs2 = 0.0
+        for i in range(k + 2, n):
+            xs2 += abs2(a[i, k] * sf)
         d[k] = a[k, k].real
         for i in range(n):
             hv[k, i] = 0.0
-        if xnorm2 == 0.0 and alpha.imag == 0.0:  # already tridiagonal and real here: H = I
-            tau[k] = 0.0
-            e[k] = alpha.real
+        beta, t, scal = reflector(alpha, xs2, sf)
+        tau[k] = t
+        e[k] = beta
+        if t == 0.0:  # already tridiagonal and real here (or negligible): H = I
             continue
-        beta = -math.copysign(math.sqrt(_abs2(alpha) + xnorm2), alpha.real)
-        tau[k] = (beta - alpha) / beta
-        scal = 1.0 / (alpha - beta)
         hv[k, k + 1] = 1.0
         for i in range(k + 2, n):
             hv[k, i] = a[i, k] * scal
-        e[k] = beta
-        t = tau[k]
         # p = tau A22 v, by columns (an axpy per column: vectorises without reassociation)
         for i in range(k + 1, n):
             p[i] = 0.0
@@ -135,47 +136,22 @@ def _tridiagonalize_inplace(a, d, e, hv, tau, p, w):
             for j in range(k + 1, n):
                 a[i, j] -= vi * np.conj(w[j]) + wi * np.conj(hv[k, j])
     d[n - 1] = a[n - 1, n - 1].real
-    tau[n - 1] = 0.0  # no reflector k = n - 1 (:func:`_form_qt_inplace` reads up to it)
+    tau[n - 1] = 0.0  # no reflector k = n - 1 (:func:`form_qt_inplace` reads up to it)
 
 
 @jit
-def _form_qt_inplace(hv, tau, z, u, offset):
-    """``z = Q^T = H_{n-2}^T ... H_0^T`` (``Q = H_0 ... H_{n-2}``) from the reflectors.
+def _small(e, d, i, eps, floor):
+    """Whether ``e[i]`` is negligible beside its diagonal neighbours, or below ``floor``.
 
-    Reflector ``k`` is ``I - tau[k] v v^H`` with ``v = hv[k, k + offset:]`` (``offset`` 1 for the
-    tridiagonal reduction, 0 and 1 for the left and right ones of a bidiagonal reduction), so
-    ``H_k^T = I - tau[k] conj(v) v^T``; a zero ``tau[k]`` is the identity. ``z`` (n, n) may have
-    more rows than ``hv`` has reflectors (the left factor of a tall bidiagonal reduction).
-    ``u`` (n,) is scratch.
+    ``floor = sqrt(safmin)``: against ``||T||`` about 1 such an entry is far below rounding, and
+    its square, which the rotations would form, is subnormal (LAPACK's ``dsteqr`` adds
+    ``safmin`` to its test on ``e_i^2`` for the same reason).
     """
-    n = z.shape[0]
-    for i in range(n):
-        for j in range(n):
-            z[i, j] = 1.0 if i == j else 0.0
-    for k in range(min(hv.shape[0], n)):
-        t = tau[k]
-        if t == 0.0:
-            continue
-        for j in range(n):
-            u[j] = 0.0
-        for i in range(k + offset, n):  # u = v^T z
-            vi = hv[k, i]
-            for j in range(n):
-                u[j] += vi * z[i, j]
-        for i in range(k + offset, n):  # z <- z - tau conj(v) u
-            f = t * np.conj(hv[k, i])
-            for j in range(n):
-                z[i, j] -= f * u[j]
+    return abs(e[i]) <= eps * (abs(d[i]) + abs(d[i + 1])) or abs(e[i]) <= floor
 
 
 @jit
-def _small(e, d, i, eps):
-    """Whether ``e[i]`` is negligible beside its diagonal neighbours."""
-    return abs(e[i]) <= eps * (abs(d[i]) + abs(d[i + 1]))
-
-
-@jit
-def _qr_iterate_inplace(d, e, z, eps, vectors):
+def _qr_iterate_inplace(d, e, z, eps, safmin, vectors):
     """Diagonalise the tridiagonal ``(d, e)`` by implicit Wilkinson-shifted QR steps.
 
     Each rotation of rows ``k, k + 1`` of ``T`` is applied to rows ``k, k + 1`` of ``z`` too
@@ -185,13 +161,14 @@ def _qr_iterate_inplace(d, e, z, eps, vectors):
     hi = n - 1
     steps = 0
     limit = _MAX_STEPS_PER_VALUE * n
+    floor = math.sqrt(safmin)
     while hi > 0:
-        if _small(e, d, hi - 1, eps):
+        if _small(e, d, hi - 1, eps, floor):
             e[hi - 1] = 0.0
             hi -= 1
             continue
         lo = hi - 1
-        while lo > 0 and not _small(e, d, lo - 1, eps):
+        while lo > 0 and not _small(e, d, lo - 1, eps, floor):
             lo -= 1
         if lo > 0:
             e[lo - 1] = 0.0
@@ -206,16 +183,7 @@ def _qr_iterate_inplace(d, e, z, eps, vectors):
         x = d[lo] - mu
         y = e[lo]
         for k in range(lo, hi):
-            # the rotation R = [[c, s], [-s, c]] with R [x, y]^T = [r, 0]^T
-            # not hypot (a libm call on the critical path of the chase, ~2x slower here): the
-            # matrix is scaled to entries in [0.5, 1), so x^2 + y^2 cannot overflow, and where
-            # it underflows, x and y are far below eps ||T|| and the rotation is the identity.
-            r = math.sqrt(x * x + y * y)
-            if r == 0.0:
-                c, s = 1.0, 0.0
-            else:
-                rinv = 1.0 / r
-                c, s = x * rinv, y * rinv
+            c, s, r = rotation(x, y, safmin)  # [[c, s], [-s, c]] [x, y]^T = [r, 0]^T
             if k > lo:
                 e[k - 1] = r
             a0, b0, c0 = d[k], e[k], d[k + 1]
@@ -267,7 +235,7 @@ def _store_sorted_inplace(d, z, f, p, w, V, vectors, order):
 
 
 @jit
-def _eigh_tridiagonal_kernel(A, lower, vectors, eps, w, V):
+def _eigh_tridiagonal_kernel(A, lower, vectors, eps, safmin, w, V):
     """Eigenvalues into ``w`` and (``vectors``) eigenvectors into ``V``; one matrix at a time."""
     b, n, _ = A.shape
     dt = A.dtype
@@ -284,10 +252,10 @@ def _eigh_tridiagonal_kernel(A, lower, vectors, eps, w, V):
         f = _load_scaled_inplace(A, q, lower, a)
         ok = f > 0.0
         if ok:
-            _tridiagonalize_inplace(a, d, e, hv, tau, p, u)
+            _tridiagonalize_inplace(a, d, e, hv, tau, p, u, safmin)
             if vectors:
-                _form_qt_inplace(hv, tau, z, u, 1)
-            ok = _qr_iterate_inplace(d, e, z, eps, vectors)
+                form_qt_inplace(hv, tau, z, u, 1)
+            ok = _qr_iterate_inplace(d, e, z, eps, safmin, vectors)
         if not ok:  # NaN or infinity in the triangle read, or no convergence
             for j in range(n):
                 w[q, j] = np.nan
@@ -320,7 +288,8 @@ def eigh_tridiagonal_batched(A, *, lower=True):
     real = np.finfo(A.dtype).dtype
     w = np.empty((b, n), dtype=real)
     V = np.empty((b, n, n), dtype=A.dtype)
-    _eigh_tridiagonal_kernel(A, bool(lower), True, float(np.finfo(real).eps), w, V)
+    fi = np.finfo(real)
+    _eigh_tridiagonal_kernel(A, bool(lower), True, float(fi.eps), float(fi.tiny), w, V)
     return w, V
 
 
@@ -331,5 +300,6 @@ def eigvalsh_tridiagonal_batched(A, *, lower=True):
     real = np.finfo(A.dtype).dtype
     w = np.empty((b, n), dtype=real)
     V = np.empty((0, n, n), dtype=A.dtype)
-    _eigh_tridiagonal_kernel(A, bool(lower), False, float(np.finfo(real).eps), w, V)
+    fi = np.finfo(real)
+    _eigh_tridiagonal_kernel(A, bool(lower), False, float(fi.eps), float(fi.tiny), w, V)
     return w

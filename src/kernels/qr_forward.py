@@ -32,11 +32,10 @@ as they are: one compile per dtype for C order, one more for any other layout); 
 never written.
 """
 
-import math
-
 import numpy as np
 
 from kernels._jit import jit
+from kernels._scaling import unit_scale
 from kernels._smallmat import _div
 from kernels._spectral import shape_error
 from kernels.svd_forward import _abs2
@@ -57,7 +56,7 @@ def _load_scaled_inplace(A, t0, nb, a, scale):
         for i in range(m):
             for j in range(n):
                 mx = max(mx, abs(A[t0 + l, i, j]))
-        f = math.ldexp(1.0, -math.frexp(mx)[1]) if mx > 0 and mx < np.inf else 1.0
+        f = unit_scale(mx)  # a power of two, finite for a subnormal mx
         scale[l] = f
         for i in range(m):
             for j in range(n):

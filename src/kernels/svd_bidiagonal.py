@@ -42,9 +42,10 @@ import math
 
 import numpy as np
 
+from kernels._householder import abs2, form_qt_inplace, reflector, reflector_scale, rotation
 from kernels._jit import jit
+from kernels._scaling import unit_scale
 from kernels._spectral import shape_error
-from kernels.eigh_tridiagonal import _abs2, _form_qt_inplace
 
 __all__ = ["svd_bidiagonal_batched", "svdvals_bidiagonal_batched"]
 
@@ -65,7 +66,7 @@ def _load_scaled_inplace(A, p, transposed, a):
             if not np.isfinite(x):
                 return 0.0
             m = max(m, abs(x))
-    f = math.ldexp(1.0, -math.frexp(m)[1]) if m > 0 else 1.0
+    f = unit_scale(m)
     for i in range(rows):
         for j in range(cols):
             a[i, j] = (np.conj(A[p, j, i]) if transposed else A[p, i, j]) * f
@@ -73,34 +74,26 @@ def _load_scaled_inplace(A, p, transposed, a):
 
 
 @jit
-def _reflector(x0, xnorm2):
-    """``(beta, tau, scal)`` of LAPACK's ``zlarfg`` for ``[x0, x]`` with ``||x||^2 = xnorm2``.
-
-    ``H = I - tau v v^H``, ``v = [1, x * scal]``, has ``H^H [x0, x] = [beta, 0, ...]`` with
-    ``beta`` real; ``tau = 0`` (``H = I``) when ``x`` is zero and ``x0`` real.
-    """
-    if xnorm2 == 0.0 and x0.imag == 0.0:
-        return x0.real, 0.0 * x0, 0.0 * x0
-    beta = -math.copysign(math.sqrt(_abs2(x0) + xnorm2), x0.real)
-    return beta, (beta - x0) / beta, 1.0 / (x0 - beta)
-
-
-@jit
-def _bidiagonalize_inplace(a, d, e, hu, tu, hv, tv, w):
+def _bidiagonalize_inplace(a, d, e, hu, tu, hv, tv, w, safmin):
     """Reduce ``a`` (m, n), ``m >= n``, to real upper bidiagonal ``(d, e)`` (n), ``B = U_1^H a V_1``.
 
     Left reflector ``k``: ``H_k = I - tu[k] u u^H``, ``u = hu[k, k:]`` (length m), applied as
     ``H_k^H a``; right reflector ``k``: ``G_k = I - tv[k] v v^H``, ``v = hv[k, k + 1:]`` (length
     n), applied as ``a G_k`` (both zero elsewhere), as LAPACK's ``zgebd2``. ``a`` is overwritten;
-    ``w`` (m,) is scratch.
+    ``w`` (m,) is scratch. Each norm is taken after a power-of-two scaling
+    (:func:`kernels._householder.reflector_scale`; a vector below ``safmin`` is left alone).
     """
     m, n = a.shape
     for k in range(n):
         # left: zero a[k + 1:, k] and make a[k, k] real
+        amax = abs(a[k, k])
+        for i in range(k + 1, m):
+            amax = max(amax, abs(a[i, k]))
+        sf = reflector_scale(amax, safmin)
         x2 = 0.0
         for i in range(k + 1, m):
-            x2 += _abs2(a[i, k])
-        beta, t, scal = _reflector(a[k, k], x2)
+            x2 += abs2(a[i, k] * sf)
+        beta, t, scal = reflector(a[k, k], x2, sf)
         for i in range(m):
             hu[k, i] = 0.0
         hu[k, k] = 1.0
@@ -125,10 +118,14 @@ def _bidiagonalize_inplace(a, d, e, hu, tu, hv, tv, w):
         if k >= n - 1:
             continue
         # right: zero a[k, k + 2:] and make a[k, k + 1] real (zlarfg of the conjugated row)
+        amax = abs(a[k, k + 1])
+        for j in range(k + 2, n):
+            amax = max(amax, abs(a[k, j]))
+        sf = reflector_scale(amax, safmin)
         x2 = 0.0
         for j in range(k + 2, n):
-            x2 += _abs2(a[k, j])
-        beta, t, scal = _reflector(np.conj(a[k, k + 1]), x2)
+            x2 += abs2(a[k, j] * sf)
+        beta, t, scal = reflector(np.conj(a[k, k + 1]), x2, sf)
         hv[k, k + 1] = 1.0
         for j in range(k + 2, n):
             hv[k, j] = np.conj(a[k, j]) * scal
@@ -155,40 +152,32 @@ def _rotate_rows_inplace(z, i, j, c, s):
 
 
 @jit
-def _rotation(x, y):
-    """``(c, s, r)`` with ``[[c, s], [-s, c]] [x, y]^T = [r, 0]^T``.
-
-    ``sqrt(x^2 + y^2)``, not ``hypot``: the matrix is scaled to entries in [0.5, 1), so the
-    squares cannot overflow, and where they underflow ``x`` and ``y`` are far below ``eps ||B||``.
-    """
-    r = math.sqrt(x * x + y * y)
-    if r == 0.0:
-        return 1.0, 0.0, 0.0
-    rinv = 1.0 / r
-    return x * rinv, y * rinv, r
-
-
-@jit
-def _qr_iterate_inplace(d, e, ut, vt, eps, vectors):
+def _qr_iterate_inplace(d, e, ut, vt, eps, safmin, vectors):
     """Diagonalise the upper bidiagonal ``(d, e)``; rotations also applied to rows of ``ut``, ``vt``.
 
-    ``B = ut A vt^T`` holds throughout. Returns ``False`` if a block did not converge.
+    ``B = conj(ut) a vt^T`` holds throughout (``ut``, ``vt``: ``U^T``, ``V^T`` of ``a = U B V^H``).
+    A superdiagonal entry is negligible beside its diagonal neighbours or below
+    ``sqrt(safmin)`` (far below rounding against ``||B||`` about 1, and its square subnormal).
+    Returns ``False`` if a block did not converge.
     """
     n = d.shape[0]
     bnorm = 0.0
     for i in range(n):
         bnorm = max(bnorm, abs(d[i]) + (abs(e[i]) if i < n - 1 else 0.0))
     tiny = eps * bnorm
+    floor = math.sqrt(safmin)
     hi = n - 1
     steps = 0
     limit = _MAX_STEPS_PER_VALUE * n
     while hi > 0:
-        if abs(e[hi - 1]) <= eps * (abs(d[hi - 1]) + abs(d[hi])):
+        if abs(e[hi - 1]) <= eps * (abs(d[hi - 1]) + abs(d[hi])) or abs(e[hi - 1]) <= floor:
             e[hi - 1] = 0.0
             hi -= 1
             continue
         lo = hi - 1
-        while lo > 0 and not abs(e[lo - 1]) <= eps * (abs(d[lo - 1]) + abs(d[lo])):
+        while lo > 0 and not (
+            abs(e[lo - 1]) <= eps * (abs(d[lo - 1]) + abs(d[lo])) or abs(e[lo - 1]) <= floor
+        ):
             lo -= 1
         if lo > 0:
             e[lo - 1] = 0.0
@@ -208,7 +197,7 @@ def _qr_iterate_inplace(d, e, ut, vt, eps, vectors):
             f = e[i]
             e[i] = 0.0
             for j in range(i + 1, hi + 1):  # rows i and j: zero the bulge f at (i, j)
-                c, s, r = _rotation(d[j], f)
+                c, s, r = rotation(d[j], f, safmin)
                 d[j] = r
                 if j < hi:
                     f = -s * e[j]
@@ -220,7 +209,7 @@ def _qr_iterate_inplace(d, e, ut, vt, eps, vectors):
             f = e[hi - 1]
             e[hi - 1] = 0.0
             for j in range(hi - 1, lo - 1, -1):  # columns j and hi: zero the bulge f at (j, hi)
-                c, s, r = _rotation(d[j], f)
+                c, s, r = rotation(d[j], f, safmin)
                 d[j] = r
                 if j > lo:
                     f = -s * e[j - 1]
@@ -240,7 +229,7 @@ def _qr_iterate_inplace(d, e, ut, vt, eps, vectors):
         z = d[lo] * e[lo]
         for k in range(lo, hi):
             # columns k, k + 1: [y, z] -> [r, 0]
-            c, s, r = _rotation(y, z)
+            c, s, r = rotation(y, z, safmin)
             if k > lo:
                 e[k - 1] = r
             dk, ek, dk1 = d[k], e[k], d[k + 1]
@@ -251,7 +240,7 @@ def _qr_iterate_inplace(d, e, ut, vt, eps, vectors):
             if vectors:
                 _rotate_rows_inplace(vt, k, k + 1, c, s)
             # rows k, k + 1: [d_k, bulge] -> [r, 0]
-            c, s, r = _rotation(d[k], z)
+            c, s, r = rotation(d[k], z, safmin)
             d[k] = r
             ek, dk1 = e[k], d[k + 1]
             e[k] = c * ek + s * dk1
@@ -307,10 +296,10 @@ def _store_sorted_inplace(d, ut, vt, f, p, U, s, Vh, vectors, transposed, order)
 
 
 @jit
-def _svd_bidiagonal_kernel(A, vectors, eps, U, s, Vh):
+def _svd_bidiagonal_kernel(A, vectors, eps, safmin, U, s, Vh):
     """Singular values into ``s`` and (``vectors``) vectors into ``U``, ``Vh``; one matrix at a time.
 
-    A wide ``A[p]`` is reduced as its transpose (read in place, no copy).
+    A wide ``A[p]`` is reduced as its conjugate transpose (read in place, no copy).
     """
     b, m0, n0 = A.shape
     transposed = m0 < n0
@@ -331,11 +320,11 @@ def _svd_bidiagonal_kernel(A, vectors, eps, U, s, Vh):
         f = _load_scaled_inplace(A, q, transposed, a)
         ok = f > 0.0
         if ok:
-            _bidiagonalize_inplace(a, d, e, hu, tu, hv, tv, w)
+            _bidiagonalize_inplace(a, d, e, hu, tu, hv, tv, w, safmin)
             if vectors:
-                _form_qt_inplace(hu, tu, ut, w, 0)
-                _form_qt_inplace(hv, tv, vt, w, 1)
-            ok = _qr_iterate_inplace(d, e, ut, vt, eps, vectors)
+                form_qt_inplace(hu, tu, ut, w, 0)
+                form_qt_inplace(hv, tv, vt, w, 1)
+            ok = _qr_iterate_inplace(d, e, ut, vt, eps, safmin, vectors)
         if not ok:
             for j in range(n):
                 s[q, j] = np.nan
@@ -368,7 +357,8 @@ def svd_bidiagonal_batched(A):
     U = np.empty((b, m, k), dtype=A.dtype)
     Vh = np.empty((b, k, n), dtype=A.dtype)
     s = np.empty((b, k), dtype=np.finfo(A.dtype).dtype)
-    _svd_bidiagonal_kernel(A, True, float(np.finfo(A.dtype).eps), U, s, Vh)
+    fi = np.finfo(A.dtype)
+    _svd_bidiagonal_kernel(A, True, float(fi.eps), float(fi.tiny), U, s, Vh)
     return U, s, Vh
 
 
@@ -379,5 +369,6 @@ def svdvals_bidiagonal_batched(A):
     s = np.empty((b, min(m, n)), dtype=np.finfo(A.dtype).dtype)
     empty = np.empty((0, m, min(m, n)), dtype=A.dtype)
     empty_h = np.empty((0, min(m, n), n), dtype=A.dtype)
-    _svd_bidiagonal_kernel(A, False, float(np.finfo(A.dtype).eps), empty, s, empty_h)
+    fi = np.finfo(A.dtype)
+    _svd_bidiagonal_kernel(A, False, float(fi.eps), float(fi.tiny), empty, s, empty_h)
     return s

@@ -37,19 +37,19 @@ Input contract: (b, m, n) float32, float64 or complex128, ``m, n >= 1`` (other l
 copied to C order); the input is never written. One compile per dtype.
 """
 
-import math
-
 import numpy as np
 from numba import types
 from numba.extending import overload
 
 from kernels._jit import jit, jit_inline
+from kernels._scaling import unit_scale
 from kernels._spectral import shape_error
 from kernels.eigh_forward import _phase_mul, _split
 
 __all__ = ["svd_batched", "svdvals_batched"]
 
-# The rules call these kernels for stacks up to kernels.crossovers' *_FORWARD_STACK_MAX_N.
+# The rules call these kernels for stacks whose smaller side is at most kernels.crossovers'
+# SVD_JACOBI_STACK_MAX_N (kernels.svd_bidiagonal above it), up to SVD_FORWARD_STACK_MAX_N.
 
 _MAX_SWEEPS = 30
 
@@ -81,7 +81,7 @@ def _load_inplace(A, t0, nb, wide, g, scale):
         for i in range(m):
             for j in range(n):
                 mx = max(mx, abs(A[t0 + l, i, j]))
-        f = math.ldexp(1.0, -math.frexp(mx)[1]) if mx > 0 and mx < np.inf else 1.0
+        f = unit_scale(mx)  # a power of two, finite for a subnormal mx
         scale[l] = f
         for i in range(m):
             for j in range(n):

@@ -124,3 +124,43 @@ def test_bad_input():
         eigh_tridiagonal_batched(np.zeros((2, 3, 3), dtype=np.complex64))
     with pytest.raises(ValueError, match="eigvalsh_tridiagonal_batched"):
         eigvalsh_tridiagonal_batched(np.zeros((3, 3)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("tiny", [1e-161, 1e-200, 1e-22])
+def test_tiny_columns_give_orthogonal_reflectors(dtype, tiny):
+    """A column far below the matrix's scale: its norm is scaled before squaring (no subnormals)."""
+    if np.finfo(dtype).tiny > 1e-300 and tiny < 1e-30:
+        tiny = 1e-21  # float32: squares of 1e-21 are subnormal there
+    A = np.diag(np.array([1.0, 2.0, 3.0], dtype=dtype))[None].copy()
+    A[0, 0, 2] = A[0, 2, 0] = tiny
+    w, V = eigh_tridiagonal_batched(A)
+    eps = np.finfo(dtype).eps
+    np.testing.assert_allclose(w[0], [1.0, 2.0, 3.0], atol=10 * eps)
+    np.testing.assert_allclose(V[0].conj().T @ V[0], np.eye(3), atol=10 * eps)
+    np.testing.assert_allclose(reconstruct(w, V), A, atol=10 * eps)
+
+
+def test_tiny_complex_entries_and_zero_diagonal_blocks():
+    """Entries whose squares underflow: no NaN, no lost orthogonality (LAPACK is exact here)."""
+    A = np.array([[[1, 1e-170j], [-1e-170j, 1]]])  # |alpha|^2 underflows, alpha not real
+    w, V = eigh_tridiagonal_batched(A)
+    np.testing.assert_allclose(w, [[1.0, 1.0]], atol=1e-15)
+    np.testing.assert_allclose(V[0].conj().T @ V[0], np.eye(2), atol=1e-15)
+    for delta in (1e-160, 1e-200):  # a zero-diagonal 2x2 block beside a 1: no relative deflation
+        T = np.array([[[1.0, 0, 0], [0, 0, delta], [0, delta, 0]]])
+        w, V = eigh_tridiagonal_batched(T)
+        assert np.isfinite(w).all()
+        np.testing.assert_allclose(w, np.linalg.eigvalsh(T), atol=1e-15)
+        np.testing.assert_allclose(V[0].T @ V[0], np.eye(3), atol=1e-15)
+        np.testing.assert_allclose(reconstruct(w, V), T, atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_subnormal_matrices(dtype):
+    """A largest entry below the normal range: the power-of-two scale stays finite."""
+    A = np.diag(np.array([1.0, 2.0, 3.0, 4.0], dtype=dtype))[None] * 5e-324 * 3
+    w, V = eigh_tridiagonal_batched(A)
+    assert np.isfinite(w).all()
+    assert np.isfinite(V).all()
+    np.testing.assert_array_equal(w, np.linalg.eigvalsh(A))

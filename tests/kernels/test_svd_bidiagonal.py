@@ -109,3 +109,31 @@ def test_bad_input():
         svd_bidiagonal_batched(np.zeros((2, 3, 3), dtype=np.complex64))
     with pytest.raises(ValueError, match="svdvals_bidiagonal_batched"):
         svdvals_bidiagonal_batched(np.zeros((3, 3)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tiny_columns_give_orthogonal_reflectors(dtype):
+    """A column far below the matrix's scale: its norm is scaled before squaring (no subnormals)."""
+    tiny = 1e-161 if np.finfo(dtype).tiny < 1e-300 else 1e-22
+    A = np.array([[[0.0, 1.0], [tiny, 0.0], [0.0, 0.0]]], dtype=dtype)
+    U, s, Vh = svd_bidiagonal_batched(A)
+    eps = np.finfo(dtype).eps
+    np.testing.assert_allclose(s[0], [1.0, tiny], rtol=10 * eps, atol=10 * eps)
+    np.testing.assert_allclose(reconstruct(U, s, Vh), A, atol=10 * eps)
+    np.testing.assert_allclose(U[0].conj().T @ U[0], np.eye(2), atol=10 * eps)
+    B = np.array([[[1.0, 0, 0], [0, 0, 1e-200], [0, 0, 0]]], dtype=dtype)  # tiny, zero diagonal
+    U, s, Vh = svd_bidiagonal_batched(B)
+    assert np.isfinite(s).all()
+    np.testing.assert_allclose(reconstruct(U, s, Vh), B, atol=10 * eps)
+
+
+def test_tiny_complex_entries_and_subnormal_matrices():
+    A = np.array([[[1, 1e-170j], [1e-170j, 1]]])  # |alpha|^2 underflows, alpha not real
+    U, s, Vh = svd_bidiagonal_batched(A)
+    np.testing.assert_allclose(s, [[1.0, 1.0]], atol=1e-15)
+    np.testing.assert_allclose(reconstruct(U, s, Vh), A, atol=1e-15)
+    A = np.diag([1.0, 2.0, 3.0, 4.0])[None] * 5e-324 * 3  # subnormal largest entry
+    U, s, Vh = svd_bidiagonal_batched(A)
+    assert np.isfinite(s).all()
+    assert np.isfinite(U).all()
+    np.testing.assert_array_equal(s, np.linalg.svd(A, compute_uv=False))

@@ -52,7 +52,8 @@ def test_numpy_eigh_directly_with_invariant_cotangents(randn, dtype):
     )
 
 
-@pytest.mark.parametrize("n", [4, 12])  # the Jacobi kernel, and tridiagonal QR for real stacks
+# 4: Jacobi for real stacks (tridiagonal QR for complex ones, from 3); 12: tridiagonal QR
+@pytest.mark.parametrize("n", [4, 12])
 def test_numpy_eigh_stack_forward_is_the_kernel(randn, dtype, n):
     """A stack's rrule forward: LAPACK's eigenvalues, its eigenvectors up to the kernel's gauge.
 

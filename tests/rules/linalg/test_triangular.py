@@ -61,9 +61,10 @@ def test_stacks_take_the_matmul_pullback(randn, dtype, monkeypatch):
 
     monkeypatch.setattr(ktri, "solve_triangular_pullback_matmul", spy)
     a, b = triangular_system(randn, dtype, (3, 4, 4), (3, 4, 2))
-    for trans, lower, unit in [(0, True, False), (1, False, True), (2, True, False)]:
+    flags = [(0, True, False), (1, False, True), (2, True, False)]
+    for trans, lower, unit in flags:
         check_rrule(sla.solve_triangular, a, b, trans, lower, unit)
-    assert calls
+    assert {(c[4], c[3], c[5]) for c in calls} == set(flags)  # each flag set took the path
 
 
 def test_large_systems_take_the_blas_path(randn, dtype, monkeypatch):
