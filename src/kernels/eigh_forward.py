@@ -65,9 +65,10 @@ def _load_hermitian_inplace(A, t0, nb, lower, a, scale):
     for l in range(nb):
         m = 0.0
         for i in range(n):
-            for j in range(i + 1):
+            for j in range(i):
                 x = abs(A[t0 + l, i, j] if lower else A[t0 + l, j, i])
                 m = max(m, x)
+            m = max(m, abs(A[t0 + l, i, i].real))  # the diagonal's imaginary part is ignored
         f = unit_scale(m)  # a power of two, finite for a subnormal m
         scale[l] = f
         for i in range(n):

@@ -19,7 +19,9 @@ small ``n``):
 3. Implicit symmetric QR steps with the Wilkinson shift on the unreduced blocks of ``T``
    (Golub, Van Loan, Algorithms 8.3.2 and 8.3.3), each real Givens rotation also applied to two
    rows of ``Z``, so that the rows of ``Z`` end as the eigenvectors (``V = Z^T``). An
-   off-diagonal entry is set to zero once ``|e_i| <= eps (|d_i| + |d_{i+1}|)``.
+   off-diagonal entry is set to zero once ``|e_i| <= eps (|d_i| + |d_{i+1}|)`` or
+   ``|e_i| <= sqrt(safmin)`` (its square would be subnormal; LAPACK's ``dsteqr`` adds ``safmin``
+   to its test for the same reason).
 
 Why it exists beside Jacobi: above about 10 on a side (3 for complex128) a Jacobi sweep costs
 ``O(n^3)`` and several sweeps are needed, while here the ``O(n^3)`` work is done once (the

@@ -19,9 +19,9 @@ Method, one matrix at a time (the path of LAPACK's ``dgesvd`` for small ``n``):
 3. Implicit Golub-Kahan SVD steps on the unreduced blocks of ``B`` with the Wilkinson shift of
    the trailing 2x2 block of ``B^T B`` (Golub, Van Loan, Algorithms 8.6.1 and 8.6.2), each
    Givens rotation applied to two rows of ``U^T`` or ``V^T``. A superdiagonal entry is set to
-   zero once ``|e_i| <= eps (|d_i| + |d_{i+1}|)``, a diagonal one once ``|d_i| <= eps ||B||``;
-   a zero on the diagonal splits its row off by a chase of rotations (Golub, Van Loan,
-   section 8.6.2), so the steps never divide by it.
+   zero once ``|e_i| <= eps (|d_i| + |d_{i+1}|)`` or ``|e_i| <= sqrt(safmin)``, a diagonal one
+   once ``|d_i| <= eps ||B||``; a zero on the diagonal splits its row off by a chase of
+   rotations (Golub, Van Loan, section 8.6.2), so the steps never divide by it.
 
 Why beside Jacobi: as for :mod:`kernels.eigh_tridiagonal`, the ``O(n^3)`` work is done once
 (reduction, forming the factors, the rotations' row updates, all contiguous along a row) where

@@ -94,3 +94,16 @@ def test_bad_input():
         eigh_batched(np.zeros((2, 3, 4)))
     with pytest.raises(ValueError, match="eigh_batched"):
         eigh_batched(np.zeros((2, 3, 3), dtype=np.complex64))
+
+
+def test_imaginary_part_of_the_diagonal_is_ignored(acc, rng):
+    """Ignored in the prescale too: a huge one used to scale the real entries into underflow."""
+    A = acc.hermitian(rng, "random", 4, 3, np.complex128)
+    junk = A.copy()
+    i = np.arange(3)
+    junk[:, i, i] += 1e200j
+    w, V = eigh_batched(junk)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(A), atol=1e-13)
+    assert acc.backward_error(A, reconstruct(w, V)) < 1e-14
+    w2 = np.array([[1.0 + 1e200j, 0], [0.5 + 0.5j, 2.0]])[None]  # the reviewer's case
+    np.testing.assert_allclose(eigh_batched(w2)[0], np.linalg.eigvalsh(w2), atol=1e-14)
