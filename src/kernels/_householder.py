@@ -51,6 +51,23 @@ def reflector(alpha, xs2, sf):
 
 
 @jit
+def householder(alpha, x, safmin):
+    """:func:`reflector` of ``[alpha, x]`` (``x`` a 1-D view), its norm taken after scaling.
+
+    The scale is :func:`reflector_scale` of the largest ``|alpha|``, ``|x_i|``; only ``|x_i|``
+    is read, so a caller reducing a row may pass the row for its conjugate.
+    """
+    amax = abs(alpha)
+    for i in range(x.shape[0]):
+        amax = max(amax, abs(x[i]))
+    sf = reflector_scale(amax, safmin)
+    xs2 = 0.0
+    for i in range(x.shape[0]):
+        xs2 += abs2(x[i] * sf)
+    return reflector(alpha, xs2, sf)
+
+
+@jit
 def rotation(x, y, safmin):
     """``(c, s, r)`` with ``[[c, s], [-s, c]] [x, y]^T = [r, 0]^T``.
 

@@ -45,10 +45,10 @@ import math
 
 import numpy as np
 
-from kernels._householder import abs2, form_qt_inplace, reflector, reflector_scale, rotation
+from kernels._householder import form_qt_inplace, householder, rotation
 from kernels._jit import jit
 from kernels._scaling import unit_scale
-from kernels._spectral import shape_error
+from kernels.eigh_forward import _check  # the same input contract as the Jacobi kernel
 
 __all__ = ["eigh_tridiagonal_batched", "eigvalsh_tridiagonal_batched"]
 
@@ -94,22 +94,14 @@ def _tridiagonalize_inplace(a, d, e, hv, tau, p, w, safmin):
     on rows and columns ``k + 1 ..`` as ``H_k^H a H_k`` (LAPACK's ``zhetd2``, with ``zlarfg``'s
     reflectors: a complex ``tau`` also makes the last subdiagonal entry real). ``a`` is
     overwritten; ``p`` and ``w`` (n,) are scratch. The column's norm is taken after scaling it by
-    :func:`kernels._householder.reflector_scale` (a column below ``safmin`` is left alone).
+    :func:`kernels._householder.householder` (a column below ``safmin`` is left alone).
     """
     n = a.shape[0]
     for k in range(n - 1):
-        alpha = a[k + 1, k]
-        amax = abs(alpha)
-        for i in range(k + 2, n):
-            amax = max(amax, abs(a[i, k]))
-        sf = reflector_scale(amax, safmin)
-        xs2 = 0.0
-        for i in range(k + 2, n):
-            xs2 += abs2(a[i, k] * sf)
         d[k] = a[k, k].real
         for i in range(n):
             hv[k, i] = 0.0
-        beta, t, scal = reflector(alpha, xs2, sf)
+        beta, t, scal = householder(a[k + 1, k], a[k + 2 :, k], safmin)
         tau[k] = t
         e[k] = beta
         if t == 0.0:  # already tridiagonal and real here (or negligible): H = I
@@ -262,20 +254,9 @@ def _eigh_tridiagonal_kernel(A, lower, vectors, eps, safmin, w, V):
             for j in range(n):
                 w[q, j] = np.nan
             if vectors:
-                for i in range(n):
-                    for j in range(n):
-                        V[q, i, j] = np.nan
+                V[q] = np.nan
             continue
         _store_sorted_inplace(d, z, f, q, w, V, vectors, order)
-
-
-def _check(name, A):
-    """Return ``A`` as a C-contiguous stack of a kernel dtype, or raise naming ``name``."""
-    if A.ndim != 3 or A.shape[1] != A.shape[2] or A.shape[1] == 0:
-        raise shape_error(f"{name}: A (b, n, n) with n >= 1", A=A)
-    if A.dtype not in (np.float32, np.float64, np.complex128):
-        raise ValueError(f"{name}: A must be float32, float64 or complex128, got {A.dtype}")
-    return np.ascontiguousarray(A)
 
 
 def eigh_tridiagonal_batched(A, *, lower=True):

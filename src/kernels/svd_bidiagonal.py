@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from kernels._householder import abs2, form_qt_inplace, reflector, reflector_scale, rotation
+from kernels._householder import form_qt_inplace, householder, rotation
 from kernels._jit import jit
 from kernels._scaling import unit_scale
 from kernels._spectral import shape_error
@@ -81,19 +81,12 @@ def _bidiagonalize_inplace(a, d, e, hu, tu, hv, tv, w, safmin):
     ``H_k^H a``; right reflector ``k``: ``G_k = I - tv[k] v v^H``, ``v = hv[k, k + 1:]`` (length
     n), applied as ``a G_k`` (both zero elsewhere), as LAPACK's ``zgebd2``. ``a`` is overwritten;
     ``w`` (m,) is scratch. Each norm is taken after a power-of-two scaling
-    (:func:`kernels._householder.reflector_scale`; a vector below ``safmin`` is left alone).
+    (:func:`kernels._householder.householder`; a vector below ``safmin`` is left alone).
     """
     m, n = a.shape
     for k in range(n):
         # left: zero a[k + 1:, k] and make a[k, k] real
-        amax = abs(a[k, k])
-        for i in range(k + 1, m):
-            amax = max(amax, abs(a[i, k]))
-        sf = reflector_scale(amax, safmin)
-        x2 = 0.0
-        for i in range(k + 1, m):
-            x2 += abs2(a[i, k] * sf)
-        beta, t, scal = reflector(a[k, k], x2, sf)
+        beta, t, scal = householder(a[k, k], a[k + 1 :, k], safmin)
         for i in range(m):
             hu[k, i] = 0.0
         hu[k, k] = 1.0
@@ -118,14 +111,7 @@ def _bidiagonalize_inplace(a, d, e, hu, tu, hv, tv, w, safmin):
         if k >= n - 1:
             continue
         # right: zero a[k, k + 2:] and make a[k, k + 1] real (zlarfg of the conjugated row)
-        amax = abs(a[k, k + 1])
-        for j in range(k + 2, n):
-            amax = max(amax, abs(a[k, j]))
-        sf = reflector_scale(amax, safmin)
-        x2 = 0.0
-        for j in range(k + 2, n):
-            x2 += abs2(a[k, j] * sf)
-        beta, t, scal = reflector(np.conj(a[k, k + 1]), x2, sf)
+        beta, t, scal = householder(np.conj(a[k, k + 1]), a[k, k + 2 :], safmin)
         hv[k, k + 1] = 1.0
         for j in range(k + 2, n):
             hv[k, j] = np.conj(a[k, j]) * scal
