@@ -62,6 +62,14 @@ def build_parser() -> argparse.ArgumentParser:
         "process is pinned to one CPU, so that no library's pool uses a second core)",
     )
     parser.add_argument(
+        "--malloc",
+        choices=("fixed", "glibc"),
+        default="fixed",
+        help="glibc's allocation thresholds: 'fixed' (default) keeps freed memory for reuse, so "
+        "no row pays page faults that depend on the row before; 'glibc' keeps the adaptive "
+        "defaults of a plain process. MALLOC_* variables set outside are left as they are",
+    )
+    parser.add_argument(
         "--peers",
         action="store_true",
         help="add JAX and PyTorch columns when installed (pip install '.[peers]')",
@@ -135,10 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.budget is not None and args.budget <= 0:
         parser.error("--budget must be positive")
 
-    from bench.environment import pin_one_cpu, set_thread_variables
+    from bench.environment import fix_allocator, pin_one_cpu, set_thread_variables
 
     set_thread_variables(args.threads)  # before numpy (and BLAS) load
     pinned_cpu = pin_one_cpu() if args.threads == 1 else None  # before any thread pool starts
+    allocator = fix_allocator(args.malloc)  # before the first large array
 
     if args.plot:
         from bench.plot import check_matplotlib
@@ -178,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
 
     threads = limit_threads(args.threads)
     peers, peer_reports = load_peers(args.threads) if args.peers else ([], [])
-    environment = describe(threads, peer_reports, pinned_cpu)
+    environment = describe(threads, peer_reports, pinned_cpu, allocator)
     peer_names = [peer.name for peer in peers]
     timed = sum((4 if case.kind == "pullback" else 3) + len(peers) for case, _ in rows_to_run)
     budget = _budget(args, timed)
@@ -214,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             "ops": _split(args.ops),
             "sizes": sorted({size.label for _, size in rows_to_run}),
             "threads": args.threads,
+            "malloc": args.malloc,
             "budget_seconds": budget,
             "dtype": "float64",
             "peers": peer_names,

@@ -15,14 +15,20 @@ environment variables once, when they are loaded:
   extra) sets and reads back the thread count of every loaded BLAS/OpenMP library, and Numba's
   count is set with ``numba.set_num_threads``.
 
-``OPENBLAS_CORETYPE`` is reported when set, never changed; so are glibc's ``MALLOC_*`` variables,
-which change timings of arrays above 128 KB (see the README's "Benchmarks" section).
+The allocator is fixed too, where it is glibc's (:func:`fix_allocator`): glibc's adaptive
+thresholds return freed memory above 128 KB to the system and fault it in again on the next
+call, so a row's time depended on what ran before it (a 1000 x (16x16) matmul pullback took
+1.5 ms or 0.65 ms in the same process, this project and the numpy formula alike).
+
+``OPENBLAS_CORETYPE`` is reported when set, never changed; so are glibc's ``MALLOC_*`` variables
+and ``GLIBC_TUNABLES``, which then take the allocator's place.
 
 Nothing here imports numpy at module level.
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import os
 import platform
@@ -31,8 +37,12 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "FIXED_MMAP_THRESHOLD",
+    "FIXED_TRIM_THRESHOLD",
+    "allocator_line",
     "THREAD_VARIABLES",
     "describe",
+    "fix_allocator",
     "format_environment",
     "limit_threads",
     "numba_cache_state",
@@ -77,6 +87,69 @@ def pin_one_cpu() -> int | None:
     cpu = min(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {cpu})
     return cpu
+
+
+FIXED_MMAP_THRESHOLD = 32 * 2**20
+"""Bytes from which glibc serves an allocation by ``mmap``: the largest ``mallopt`` accepts."""
+
+FIXED_TRIM_THRESHOLD = 2**30
+"""Free bytes at the top of glibc's heap above which ``free`` gives memory back to the system."""
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's <malloc.h>
+
+
+def _allocator_set_outside() -> dict[str, str]:
+    """The glibc allocator settings of the environment: ``MALLOC_*``, and malloc tunables."""
+    found = {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")}
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    if "glibc.malloc." in tunables:
+        found["GLIBC_TUNABLES"] = tunables
+    return found
+
+
+def _allocator_as_found() -> dict[str, Any]:
+    """The allocator before :func:`fix_allocator`: glibc's defaults, set outside, or not glibc."""
+    variables = _allocator_set_outside()
+    if platform.libc_ver()[0] != "glibc":  # musl's mallopt does nothing, macOS has none
+        return {"mode": "unavailable", "variables": variables}
+    return {"mode": "outside" if variables else "glibc", "variables": variables}
+
+
+def fix_allocator(mode: str = "fixed") -> dict[str, Any]:
+    """Fix glibc's allocation thresholds for this process (``mode="fixed"``); report the allocator.
+
+    With glibc's defaults an array above 128 KB comes from ``mmap`` until a free raises the
+    threshold, and ``free`` returns memory at the top of the heap once more than twice that is
+    free. Either way the next call's arrays are faulted in afresh, page by page, at a cost that
+    depends on the sizes freed before (the row, or the one before it). Fixed thresholds
+    (:data:`FIXED_MMAP_THRESHOLD`, :data:`FIXED_TRIM_THRESHOLD`) keep freed memory for reuse,
+    the same for every column. ``mode="glibc"`` leaves glibc's adaptive thresholds, as in a
+    plain process. Settings made outside (:func:`_allocator_set_outside`) are never overridden.
+
+    Returns ``{"mode", "variables"}`` plus the thresholds when fixed; ``mode`` is what holds:
+    ``"fixed"``, ``"glibc"``, ``"outside"`` or ``"unavailable"`` (not glibc, or ``mallopt``
+    refused).
+    """
+    if mode not in ("fixed", "glibc"):
+        raise ValueError(f"fix_allocator: mode must be 'fixed' or 'glibc', got {mode!r}")
+    report = _allocator_as_found()
+    if report["mode"] != "glibc" or mode == "glibc":
+        return report
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        report["mode"] = "unavailable"
+        return report
+    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    if mallopt(_M_MMAP_THRESHOLD, FIXED_MMAP_THRESHOLD) != 1:
+        report["mode"] = "unavailable"
+        return report
+    if mallopt(_M_TRIM_THRESHOLD, FIXED_TRIM_THRESHOLD) != 1:
+        report["mode"] = "unavailable"
+        return report
+    report.update(mode="fixed", mmap_threshold=FIXED_MMAP_THRESHOLD)
+    report["trim_threshold"] = FIXED_TRIM_THRESHOLD
+    return report
 
 
 def limit_threads(threads: int) -> dict[str, Any]:
@@ -185,14 +258,41 @@ def _usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def allocator_line(allocator: dict[str, Any]) -> str:
+    """The header's line on the allocator (:func:`fix_allocator`'s report)."""
+    mode = allocator["mode"]
+    if mode == "fixed":
+        return (
+            f"Allocator: glibc, mmap threshold {allocator['mmap_threshold'] >> 20} MiB, trim "
+            f"threshold {allocator['trim_threshold'] >> 20} MiB, set by the bench: freed memory "
+            "is reused, not faulted in again at a cost that depends on the row before "
+            "(--malloc glibc keeps glibc's adaptive thresholds)"
+        )
+    if mode == "outside":
+        settings = " ".join(f"{k}={v}" for k, v in sorted(allocator["variables"].items()))
+        return f"Allocator: glibc with {settings} (set outside; left as is)"
+    if mode == "glibc":
+        return (
+            "Allocator: glibc's adaptive thresholds (--malloc glibc): rows with arrays above "
+            "128 KB may pay page faults that depend on the row before"
+        )
+    return "Allocator: the platform's, as it is (not glibc, or mallopt refused the thresholds)"
+
+
 def describe(
-    threads: dict[str, Any], peers: list[dict[str, Any]], pinned_cpu: int | None = None
+    threads: dict[str, Any],
+    peers: list[dict[str, Any]],
+    pinned_cpu: int | None = None,
+    allocator: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The environment of a run, as a JSON-ready dict.
 
     ``threads`` is :func:`limit_threads`'s report, ``peers`` the peers' own reports (name,
-    version, threads, status), ``pinned_cpu`` what :func:`pin_one_cpu` returned, if it ran.
+    version, threads, status), ``pinned_cpu`` what :func:`pin_one_cpu` returned, if it ran, and
+    ``allocator`` :func:`fix_allocator`'s report (when ``None``: the settings made outside).
     """
+    if allocator is None:
+        allocator = _allocator_as_found()
     return {
         "cpu": _cpu_name(),
         "cores": os.cpu_count(),
@@ -205,7 +305,7 @@ def describe(
         "versions": {name: _version(name) for name in _VERSIONED},
         "threads": threads,
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-        "malloc": {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")},
+        "malloc": allocator,
         "numba_cache": numba_cache_state(),
         "peers": peers,
     }
@@ -243,9 +343,7 @@ def format_environment(env: dict[str, Any]) -> str:
     lines.append(f"Numba threads: {numba_threads} (NUMBA_NUM_THREADS={threads['numba_max']})")
     for peer in env["peers"]:
         lines.append(f"{peer['name']}: {peer['status']}")
-    if env["malloc"]:
-        settings = " ".join(f"{k}={v}" for k, v in sorted(env["malloc"].items()))
-        lines.append(f"glibc malloc: {settings} (set outside)")
+    lines.append(allocator_line(env["malloc"]))
     if env["openblas_coretype"]:
         lines.append(f"OPENBLAS_CORETYPE={env['openblas_coretype']} (set outside; left as is)")
     cache = env["numba_cache"]

@@ -106,9 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated program names (prefixes), e.g. 'gp,mlp'")
     args = parser.parse_args(argv)
 
-    from bench.environment import set_thread_variables
+    from bench.environment import allocator_line, fix_allocator, set_thread_variables
 
     set_thread_variables(1)  # before numpy loads: one BLAS thread, as the main bench
+    print(allocator_line(fix_allocator()))  # glibc's thresholds fixed, as the main bench
     import numpy as np
 
     from bench.cases.programs import PROGRAMS
