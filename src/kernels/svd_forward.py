@@ -91,6 +91,55 @@ def _load_inplace(A, t0, nb, wide, g, scale):
                     g[i * n + j, l] = A[t0 + l, i, j] * f
 
 
+def _smallest_normal(x):
+    """The smallest positive normal number of ``x``'s float type."""
+    return np.finfo(type(x)).tiny
+
+
+@overload(_smallest_normal, inline="always")
+def _smallest_normal_overload(x):
+    tiny = float(np.finfo(np.float32 if x.bitwidth == 32 else np.float64).tiny)
+    return lambda x: tiny
+
+
+@jit_inline
+def _rotation_inplace(a, b, gg, zl, c, s, z, l, rotate):
+    """Set lane ``l``'s rotation ``c[l], s[l], z[l]`` (the identity unless ``rotate``).
+
+    The Jacobi rotation of the Gram matrix ``[[a, gg conj(zl)], [., b]]`` (the formulas of
+    :mod:`kernels.eigh_forward`); ``gg`` is real, signed for real input.
+    """
+    ag = abs(gg)
+    h = b - a
+    den = abs(h) + np.sqrt(h * h + 4.0 * ag * ag)
+    t = 2.0 * gg / den if rotate else 0.0 * gg
+    t = -t if h < 0 else t
+    cl = 1.0 / np.sqrt(t * t + 1.0)
+    c[l] = cl
+    s[l] = t * cl
+    z[l] = zl
+
+
+@jit
+def _tiny_rotations_inplace(alpha, beta, gam, c, s, z, tol):
+    """The rotations of a pair whose norm product may underflow; returns how many lanes rotate.
+
+    In the unscaled formulas a product of norms, or a square in the rotation, then underflows
+    (to a NaN rotation, 0/0, for two columns near 1e-130 in float64): each lane's 2x2 Gram
+    matrix is scaled by a power of two first, which leaves its rotation unchanged.
+    """
+    nrot = 0
+    for l in range(alpha.shape[0]):
+        gg, zl = _split(gam[l])
+        ag = abs(gg)
+        f = unit_scale(np.float64(max(alpha[l], beta[l], ag)))
+        a, b = alpha[l] * f, beta[l] * f
+        rotate = ag * f > tol * np.sqrt(a) * np.sqrt(b)
+        _rotation_inplace(a, b, gg * f, zl, c, s, z, l, rotate)
+        nrot += rotate
+    return nrot
+
+
 @jit
 def _sweeps_inplace(M, N, g, v, vectors, tol, alpha, beta, gam, c, s, z):
     """Orthogonalise the columns of the lane block ``g`` (M * N, nl) pairwise; ``V`` into ``v``.
@@ -99,6 +148,10 @@ def _sweeps_inplace(M, N, g, v, vectors, tol, alpha, beta, gam, c, s, z):
     ``|g_p^H g_q| > tol ||g_p|| ||g_q||``; a pair no lane needs is skipped. Returns the sweeps.
     """
     nl = g.shape[1]
+    tol2 = tol * tol
+    # from this product of squared norms up, tol^2 ab is normal and so is every |gam|^2 that
+    # could reach it: the squared test gives the unsquared one's answer
+    tiny_ab = 4.0 * _smallest_normal(alpha[0]) / tol2
     if vectors:
         for i in range(N):
             for j in range(N):
@@ -120,21 +173,25 @@ def _sweeps_inplace(M, N, g, v, vectors, tol, alpha, beta, gam, c, s, z):
                         alpha[l] += _abs2(x)
                         beta[l] += _abs2(y)
                         gam[l] += x.conjugate() * y
+                # first the test |g_p^H g_q| > tol sqrt(ab), squared (no square root), and
+                # the rotations only if a lane needs one: near convergence none does
                 nrot = 0
+                tiny = False
                 for l in range(nl):
-                    gg, zl = _split(gam[l])  # g_p^H g_q = gg conj(z), gg signed if real
-                    ag = abs(gg)
-                    rotate = ag > tol * np.sqrt(alpha[l] * beta[l])
-                    nrot += rotate
-                    # the Jacobi rotation of [[alpha, gam], [conj(gam), beta]] (eigh_forward)
-                    h = beta[l] - alpha[l]
-                    den = abs(h) + np.sqrt(h * h + 4.0 * ag * ag)
-                    t = 2.0 * gg / den if rotate else 0.0 * gg
-                    t = -t if h < 0 else t
-                    cl = 1.0 / np.sqrt(t * t + 1.0)
-                    c[l] = cl
-                    s[l] = t * cl
-                    z[l] = zl
+                    ab = alpha[l] * beta[l]
+                    nrot += _abs2(gam[l]) > tol2 * ab
+                    tiny |= ab < tiny_ab
+                if nrot == 0 and not tiny:
+                    continue
+                nrot = 0
+                if tiny:  # rare: a separate loop, so that the common one stays vectorised
+                    nrot = _tiny_rotations_inplace(alpha, beta, gam, c, s, z, tol)
+                else:
+                    for l in range(nl):
+                        gg, zl = _split(gam[l])  # g_p^H g_q = gg conj(z), gg signed if real
+                        rotate = gg * gg > tol2 * (alpha[l] * beta[l])
+                        _rotation_inplace(alpha[l], beta[l], gg, zl, c, s, z, l, rotate)
+                        nrot += rotate
                 if nrot == 0:
                     continue
                 busy += nrot

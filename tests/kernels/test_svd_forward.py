@@ -91,6 +91,28 @@ def test_extreme_scales(rng, acc):
         assert acc.orthogonality(U) < 1e-13
 
 
+@pytest.mark.parametrize(("dtype", "tiny"), [(np.float64, 1e-130), (np.float32, 1e-17)])
+def test_pairs_whose_norm_product_underflows_are_still_rotated(dtype, tiny):
+    """Columns 2 and 3 at ``tiny`` (60 degrees apart): ``|g_2|^2 |g_3|^2`` underflows to 0.
+
+    The rotation test is taken on squares where that is exact; here squares of ``g_2^H g_3``
+    underflow too, and a squared test would leave the pair unrotated: singular values
+    ``[1, tiny, tiny]`` or NaN instead of those of the 2x2 block, 1.22 and 0.71 times ``tiny``.
+    """
+    block = np.array([[1.0, 0.5], [0.0, np.sqrt(0.75)]])
+    A = np.zeros((2, 3, 3), dtype=dtype)
+    A[:, 0, 0] = 1.0
+    A[:, 1:, 1:] = block * tiny
+    A[1] = A[1].T  # and as rows: the same singular values
+    U, s, Vh = svd_batched(A)
+    expected = np.linalg.svd(block, compute_uv=False)
+    rtol = 50 * np.finfo(dtype).eps
+    for p in range(2):
+        np.testing.assert_allclose(s[p, 0], 1.0, rtol=rtol)
+        np.testing.assert_allclose(s[p, 1:] / tiny, expected, rtol=rtol)
+    np.testing.assert_allclose(reconstruct(U, s, Vh) / tiny, A / tiny, atol=rtol * 4 / tiny)
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="svd_batched"):
         svd_batched(np.zeros((2, 0, 4)))
