@@ -39,8 +39,8 @@ from typing import Any
 __all__ = [
     "FIXED_MMAP_THRESHOLD",
     "FIXED_TRIM_THRESHOLD",
-    "allocator_line",
     "THREAD_VARIABLES",
+    "allocator_line",
     "describe",
     "fix_allocator",
     "format_environment",

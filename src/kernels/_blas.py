@@ -6,6 +6,8 @@ the transposed problem and runs on ``X.T`` views without copies: ``X U^-H`` beco
 ``conj(U)^-1 X^T`` and ``L^-H X`` becomes ``X^T conj(L)^-1``.
 """
 
+import functools
+
 import numpy as np
 import scipy.linalg
 
@@ -46,7 +48,18 @@ def getrs(lu, piv, B, trans=0):
     return X
 
 
-_GETRI_LWORK = {}
+@functools.lru_cache(maxsize=64)
+def _getri_with_lwork(char, n):
+    """Scipy's ``getri`` wrapper for dtype ``char`` and the workspace it asks for at order ``n``.
+
+    Cached per (dtype, order), for the 64 pairs used last: a program that inverts matrices of
+    ever new orders does not grow the cache without bound.
+    """
+    function, query = scipy.linalg.lapack.get_lapack_funcs(
+        ("getri", "getri_lwork"), dtype=np.dtype(char)
+    )
+    work, _ = query(n)
+    return function, max(n, 1, int(np.real(work)))
 
 
 def getri(lu, piv, overwrite_lu=False):
@@ -56,14 +69,8 @@ def getri(lu, piv, overwrite_lu=False):
     its unblocked algorithm: at n = 256 that took 2.1 ms against 0.93 ms with the workspace
     ``getri_lwork`` asks for (``n`` times LAPACK's block size), and 117 ms against 36 ms at
     1024, where it had fallen behind ``getrs`` on the identity (51 ms). The size is looked up
-    once per dtype and order, with the wrapper. Returns ``(inv, info)`` as the wrapper does.
+    once per dtype and order (:func:`_getri_with_lwork`). Returns ``(inv, info)`` as the
+    wrapper does.
     """
-    n = lu.shape[0]
-    key = (lu.dtype.char, n)
-    found = _GETRI_LWORK.get(key)
-    if found is None:
-        function, query = scipy.linalg.lapack.get_lapack_funcs(("getri", "getri_lwork"), (lu,))
-        work, _ = query(n)
-        found = _GETRI_LWORK[key] = (function, max(n, 1, int(np.real(work))))
-    function, lwork = found
+    function, lwork = _getri_with_lwork(lu.dtype.char, lu.shape[0])
     return function(lu, piv, lwork=lwork, overwrite_lu=1 if overwrite_lu else 0)

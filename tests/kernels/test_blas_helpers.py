@@ -25,15 +25,27 @@ def test_getri_inverts_from_the_lu_and_leaves_it_unless_asked(rng, dtype, n):
     np.testing.assert_allclose(_blas.getri(lu.copy(order="F"), piv, overwrite_lu=True)[0], inverse)
 
 
-def test_getri_asks_lapack_for_its_workspace_once_per_dtype_and_order(rng, monkeypatch):
+def test_getri_asks_lapack_for_its_workspace_once_per_dtype_and_order(rng):
     # the blocked algorithm needs more than scipy's default lwork = n; the size is cached
     A = rng.standard_normal((200, 200)) + 3 * np.eye(200)
     lu, piv = sla.lu_factor(A)
-    monkeypatch.setattr(_blas, "_GETRI_LWORK", {})
+    _blas._getri_with_lwork.cache_clear()
     _blas.getri(lu, piv)
-    ((key, (_, lwork)),) = _blas._GETRI_LWORK.items()
-    assert key == ("d", 200)
+    _, lwork = _blas._getri_with_lwork("d", 200)
     work, _ = sla.lapack.dgetri_lwork(200)
     assert lwork == int(work) > 200
     _blas.getri(lu, piv)
-    assert len(_blas._GETRI_LWORK) == 1
+    info = _blas._getri_with_lwork.cache_info()
+    assert (info.misses, info.currsize) == (1, 1)
+
+
+def test_getri_keeps_a_bounded_number_of_workspace_sizes(rng):
+    # a program that inverts matrices of ever new orders does not grow the cache without bound
+    _blas._getri_with_lwork.cache_clear()
+    for n in range(1, 100):
+        lu, piv = sla.lu_factor(rng.standard_normal((n, n)) + 3 * np.eye(n))
+        assert _blas.getri(lu, piv)[1] == 0
+    assert (
+        _blas._getri_with_lwork.cache_info().currsize
+        == _blas._getri_with_lwork.cache_info().maxsize
+    )
