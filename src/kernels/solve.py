@@ -43,6 +43,7 @@ from kernels._smallmat import (
     _store_inplace,
 )
 from kernels.lu import lu_solve_batched
+from kernels.products import adjoint_operand
 
 # --- solve ---------------------------------------------------------------------------------
 
@@ -240,8 +241,13 @@ def inv_pushforward(Y, A_dot):
 
 
 def inv_pullback_blas(Y, Y_bar):
-    """``inv_pullback`` for large matrices (or stacks): two BLAS ``gemm``, ``-Y^H (Y_bar Y^H)``."""
-    Y_h = Y.conj().swapaxes(-1, -2)
+    """``inv_pullback`` for large matrices (or stacks): two BLAS ``gemm``, ``-Y^H (Y_bar Y^H)``.
+
+    ``Y^H`` is :func:`kernels.products.adjoint_operand`'s: a C-ordered copy for real stacks of
+    small matrices, which makes both products plain ones (1000 x (16x16) float64: 0.64 against
+    0.74 ms with the view).
+    """
+    Y_h = adjoint_operand(Y)
     A_bar = Y_h @ (Y_bar @ Y_h)
     np.negative(A_bar, out=A_bar)
     return A_bar

@@ -3,6 +3,8 @@ import pytest
 from numpy.testing import assert_allclose
 
 from kernels.products import (
+    adjoint_batched,
+    adjoint_operand,
     matmul_batched,
     matmul_pullback_batched,
     matmul_pushforward_batched,
@@ -129,3 +131,36 @@ def test_forward_products_nan_in_gives_nan_out(rand):
     assert np.isfinite(C[0]).all()
     _, C_dot = matmul_with_pushforward_batched(A, B, B, B)
     assert np.isnan(C_dot[1, 2]).all()
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 7), (1, 1, 1), (4, 16, 16)])
+def test_adjoint_batched_is_a_conjugate_transposed_copy(rand, dtype, shape):
+    X = rand(*shape)
+    kept = X.copy()
+    Y = adjoint_batched(X)
+    assert Y.dtype == dtype
+    assert Y.flags.c_contiguous
+    assert not np.shares_memory(X, Y)
+    np.testing.assert_array_equal(Y, X.conj().mT)
+    np.testing.assert_array_equal(X, kept)
+
+
+def test_adjoint_operand_copies_real_stacks_of_small_matrices_only(rand, dtype):
+    from kernels import crossovers
+
+    top = crossovers.MATMUL_ADJOINT_COPY_MAX_N
+    for X in (
+        rand(3, 6, 5),
+        rand(2, 2, 3, 4),
+        rand(2, top + 1, 3),
+        rand(6, 5),
+        rand(3, 6, 5)[:, 1:],
+    ):
+        Y = adjoint_operand(X)
+        np.testing.assert_array_equal(Y, X.conj().mT)
+        copied = (
+            dtype.kind == "f" and X.ndim >= 3 and X.flags.c_contiguous and max(X.shape[-2:]) <= top
+        )
+        assert Y.flags.c_contiguous == copied
+        if dtype.kind == "f" and not copied:
+            assert np.shares_memory(X, Y)  # the view, as before

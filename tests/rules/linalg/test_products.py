@@ -18,6 +18,7 @@ from tangents import (
 SHAPES = [
     ((3, 4), (4, 2)),  # single matrices
     ((5, 3, 3), (5, 3, 3)),  # a stack: the kernel path
+    ((3, 6, 5), (3, 5, 7)),  # a stack above its crossover: BLAS, by a copy of B^T (real)
     ((2, 1, 3, 4), (3, 4, 2)),  # broadcast batch axes
     ((4,), (4, 3)),  # vector @ matrix
     ((3, 4), (4,)),  # matrix @ vector
@@ -86,6 +87,25 @@ def test_small_stacks_take_the_compiled_product(randn, dtype, monkeypatch, sides
     np.testing.assert_allclose(C_dot_f, C_dot, rtol=tol, atol=tol)
     C_t, _ = rrule(np.matmul, A.transpose(0, 2, 1).copy().transpose(0, 2, 1), B)
     np.testing.assert_allclose(C_t, C, rtol=tol, atol=tol)
+
+
+def test_real_stacks_above_the_crossover_multiply_by_a_copy_of_the_adjoint(
+    randn, dtype, monkeypatch
+):
+    """``C_bar B^H`` by ``kernels.products.adjoint_operand(B)``: a C-ordered copy when real."""
+    A, B = randn(dtype, 3, 6, 5), randn(dtype, 3, 5, 7)
+    C_bar = randn(dtype, 3, 6, 7)
+    copies = []
+    original = products.kproducts.adjoint_batched
+    monkeypatch.setattr(
+        products.kproducts, "adjoint_batched", lambda X: copies.append(X.shape) or original(X)
+    )
+    _, A_bar, B_bar = rrule(np.matmul, A, B)[1](C_bar)
+    assert copies == ([(3, 5, 7)] if dtype.kind == "f" else [])
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    for got, want in [(A_bar, C_bar @ B.conj().mT), (B_bar, A.conj().mT @ C_bar)]:
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("operands", ["owned", "transposed", "A and its transpose"])
