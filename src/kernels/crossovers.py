@@ -138,7 +138,7 @@ EIGVALSH_LOOPS_MAX_N = {"d": 16, "D": 16, "f": 8}
 MATMUL_STACK_MAX_N = 4
 
 # Products by an adjoint, X @ Y^H, of real stacks up to this on a side (the BLAS paths of the
-# matmul, inv, solve and qr pullbacks): numpy's stacked matmul by a C-ordered copy of Y^T
+# matmul and inv pullbacks; qr's and solve's stacked pullbacks measured within noise): numpy's stacked matmul by a C-ordered copy of Y^T
 # (kernels.products.adjoint_operand), not by the view Y.mT. OpenBLAS's small-matrix gemm runs
 # a transposed right operand at about half speed; with the copy, float64, in one process on an
 # Intel Xeon, C_bar @ B^T: 5x5 0.58 against 1.44 ms, 8x8 0.36 against 0.61, 16x16 0.36 against 0.44, 32x32

@@ -206,6 +206,7 @@ def adjoint_operand(X):
     """
     if (
         X.ndim >= 3
+        and X.size > 0
         and X.flags.c_contiguous
         and max(X.shape[-2:]) <= crossovers.MATMUL_ADJOINT_COPY_MAX_N
         and X.dtype in (np.float32, np.float64)

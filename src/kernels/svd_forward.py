@@ -121,21 +121,41 @@ def _rotation_inplace(a, b, gg, zl, c, s, z, l, rotate):
 
 
 @jit
-def _tiny_rotations_inplace(alpha, beta, gam, c, s, z, tol):
-    """The rotations of a pair whose norm product may underflow; returns how many lanes rotate.
+def _scaled_rotation_inplace(a, b, x, tol, c, s, z, l):
+    """Lane ``l``'s rotation of ``[[a, x], [conj(x), b]]``, scaled by a power of two first.
 
-    In the unscaled formulas a product of norms, or a square in the rotation, then underflows
-    (to a NaN rotation, 0/0, for two columns near 1e-130 in float64): each lane's 2x2 Gram
-    matrix is scaled by a power of two first, which leaves its rotation unchanged.
+    ``|x f|`` and the squares of the rotation are then in the normal range where ``|x|``
+    itself may underflow. Returns whether it rotates (``|x| > tol sqrt(a b)``). A function of
+    its own, not inlined: Numba's inliner warns on two inlined complex rotations in one body.
+    """
+    f = unit_scale(np.float64(max(a, b, abs(x.real), abs(x.imag))))
+    gg, zl = _split(x * f)
+    a, b = a * f, b * f
+    rotate = abs(gg) > tol * np.sqrt(a) * np.sqrt(b)
+    _rotation_inplace(a, b, gg, zl, c, s, z, l, rotate)
+    return rotate
+
+
+@jit
+def _tiny_rotations_inplace(alpha, beta, gam, c, s, z, tol, tiny_ab):
+    """The rotations of a pair where some lane's norm product may underflow; how many rotate.
+
+    A lane with ``alpha beta < tiny_ab`` and ``gam != 0`` would underflow in the unscaled
+    formulas, in a product of norms, a square in the rotation or ``|gam|`` itself (to a NaN
+    rotation, 0/0, for two columns near 1e-130 in float64): its 2x2 Gram matrix is scaled by a
+    power of two first, which leaves the rotation unchanged. The other lanes take the formulas
+    of :func:`_sweeps_inplace`, so their results do not depend on a tiny lane beside them.
     """
     nrot = 0
+    tol2 = tol * tol
     for l in range(alpha.shape[0]):
-        gg, zl = _split(gam[l])
-        ag = abs(gg)
-        f = unit_scale(np.float64(max(alpha[l], beta[l], ag)))
-        a, b = alpha[l] * f, beta[l] * f
-        rotate = ag * f > tol * np.sqrt(a) * np.sqrt(b)
-        _rotation_inplace(a, b, gg * f, zl, c, s, z, l, rotate)
+        x = gam[l]
+        if alpha[l] * beta[l] < tiny_ab and x != 0:
+            rotate = _scaled_rotation_inplace(alpha[l], beta[l], x, tol, c, s, z, l)
+        else:
+            gg, zl = _split(x)
+            rotate = gg * gg > tol2 * (alpha[l] * beta[l])
+            _rotation_inplace(alpha[l], beta[l], gg, zl, c, s, z, l, rotate)
         nrot += rotate
     return nrot
 
@@ -180,12 +200,12 @@ def _sweeps_inplace(M, N, g, v, vectors, tol, alpha, beta, gam, c, s, z):
                 for l in range(nl):
                     ab = alpha[l] * beta[l]
                     nrot += _abs2(gam[l]) > tol2 * ab
-                    tiny |= ab < tiny_ab
+                    tiny |= (ab < tiny_ab) & (gam[l] != 0)  # a zero gam never rotates
                 if nrot == 0 and not tiny:
                     continue
                 nrot = 0
                 if tiny:  # rare: a separate loop, so that the common one stays vectorised
-                    nrot = _tiny_rotations_inplace(alpha, beta, gam, c, s, z, tol)
+                    nrot = _tiny_rotations_inplace(alpha, beta, gam, c, s, z, tol, tiny_ab)
                 else:
                     for l in range(nl):
                         gg, zl = _split(gam[l])  # g_p^H g_q = gg conj(z), gg signed if real

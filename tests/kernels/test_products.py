@@ -159,7 +159,11 @@ def test_adjoint_operand_copies_real_stacks_of_small_matrices_only(rand, dtype):
         Y = adjoint_operand(X)
         np.testing.assert_array_equal(Y, X.conj().mT)
         copied = (
-            dtype.kind == "f" and X.ndim >= 3 and X.flags.c_contiguous and max(X.shape[-2:]) <= top
+            dtype.kind == "f"
+            and X.ndim >= 3
+            and X.size > 0
+            and X.flags.c_contiguous
+            and max(X.shape[-2:]) <= top
         )
         assert Y.flags.c_contiguous == copied
         if dtype.kind == "f" and not copied:

@@ -91,8 +91,10 @@ def test_extreme_scales(rng, acc):
         assert acc.orthogonality(U) < 1e-13
 
 
-@pytest.mark.parametrize(("dtype", "tiny"), [(np.float64, 1e-130), (np.float32, 1e-17)])
-def test_pairs_whose_norm_product_underflows_are_still_rotated(dtype, tiny):
+@pytest.mark.parametrize(
+    ("dtype", "tiny"), [(np.float64, 1e-130), (np.float32, 1e-17), (np.complex128, 1e-130)]
+)
+def test_pairs_whose_norm_product_underflows_are_still_rotated(acc, dtype, tiny):
     """Columns 2 and 3 at ``tiny`` (60 degrees apart): ``|g_2|^2 |g_3|^2`` underflows to 0.
 
     The rotation test is taken on squares where that is exact; here squares of ``g_2^H g_3``
@@ -111,6 +113,22 @@ def test_pairs_whose_norm_product_underflows_are_still_rotated(dtype, tiny):
         np.testing.assert_allclose(s[p, 0], 1.0, rtol=rtol)
         np.testing.assert_allclose(s[p, 1:] / tiny, expected, rtol=rtol)
     np.testing.assert_allclose(reconstruct(U, s, Vh) / tiny, A / tiny, atol=rtol * 4 / tiny)
+    assert acc.orthogonality(U) < rtol
+    assert acc.orthogonality(Vh.conj().mT) < rtol
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_lane_with_tiny_columns_leaves_the_others_alone(rng, acc, dtype):
+    """The scaled rotations of a tiny lane do not change the results of the lanes beside it."""
+    A = acc.general(rng, "random", 32, 4, 4, dtype)
+    B = A.copy()
+    B[5] *= 1e-150 if dtype != np.float32 else 1e-20  # squared norm products underflow
+    U, s, Vh = svd_batched(A)
+    U_b, s_b, Vh_b = svd_batched(B)
+    others = np.arange(32) != 5
+    np.testing.assert_array_equal(s_b[others], s[others])
+    np.testing.assert_array_equal(U_b[others], U[others])
+    np.testing.assert_array_equal(Vh_b[others], Vh[others])
 
 
 def test_bad_input():

@@ -106,6 +106,12 @@ def test_real_stacks_above_the_crossover_multiply_by_a_copy_of_the_adjoint(
     for got, want in [(A_bar, C_bar @ B.conj().mT), (B_bar, A.conj().mT @ C_bar)]:
         assert got.dtype == dtype
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    # an empty side: empty cotangents, no copy to make
+    A, B = randn(dtype, 3, 6, 0), randn(dtype, 3, 0, 7)
+    _, A_bar, B_bar = rrule(np.matmul, A, B)[1](randn(dtype, 3, 6, 7))
+    assert (A_bar.shape, B_bar.shape, A_bar.dtype) == (A.shape, B.shape, dtype)
+    _, A_bar, B_bar = rrule(np.matmul, B.mT.copy(), A.mT.copy())[1](randn(dtype, 3, 7, 6))
+    assert (A_bar.shape, B_bar.shape) == ((3, 7, 0), (3, 0, 6))
 
 
 @pytest.mark.parametrize("operands", ["owned", "transposed", "A and its transpose"])
