@@ -18,7 +18,11 @@ relative accuracy (forming ``A^H A`` and calling eigh would square the condition
 ``s_min / s_max = 1e-12`` in float64 the small singular values and their vectors would be lost;
 see the tests). As in :mod:`kernels.eigh_forward`, matrices go in lane blocks of up to 32 with
 the matrix index innermost, each matrix scaled by a power of two to a largest entry in
-[0.5, 1), at most 30 sweeps (NaN never converges; NaN in gives NaN out).
+[0.5, 1), at most 30 sweeps (NaN never converges; NaN in gives NaN out). The orthogonality
+test is taken on squares, ``|g_p^H g_q|^2 > (m eps)^2 ||g_p||^2 ||g_q||^2``, which answers as
+the unsquared one while the right side is a normal number; a pair where it is not (columns near
+``1e-130`` of the largest entry in float64, ``1e-17`` in float32) takes its rotation from the
+2x2 Gram matrix scaled by a power of two, instead of the 0/0 its unscaled formulas would give.
 
 Zero singular values: a column that is exactly zero (after the scaling, below ``1e-140``) has no
 direction; its ``u_j`` is completed to an orthonormal set by Gram-Schmidt on the unit vectors,
