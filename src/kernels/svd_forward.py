@@ -24,9 +24,11 @@ the unsquared one while the right side is a normal number; a pair where it is no
 ``1e-130`` of the largest entry in float64, ``1e-17`` in float32) takes its rotation from the
 2x2 Gram matrix scaled by a power of two, instead of the 0/0 its unscaled formulas would give.
 
-Zero singular values: a column that is exactly zero (after the scaling, below ``1e-140``) has no
-direction; its ``u_j`` is completed to an orthonormal set by Gram-Schmidt on the unit vectors,
-so ``U`` has orthonormal columns at any rank.
+Zero singular values: a column that is exactly zero (after the scaling, below ``1e-140``; in
+float32 below ``2^-60``, where its squares would underflow) has no direction: it is not rotated,
+and its ``u_j`` is completed to an orthonormal set by Gram-Schmidt on the unit vectors, so ``U``
+has orthonormal columns at any rank. Its singular value is its norm, below that bound times the
+largest entry.
 
 Output conventions: ``s`` descending (numpy's order). Each left singular vector is normalised so
 that its entry of largest magnitude (the first such, in row order) is real and positive, and the
@@ -57,8 +59,24 @@ __all__ = ["svd_batched", "svdvals_batched"]
 
 _MAX_SWEEPS = 30
 
-#: A scaled column below this norm is treated as exactly zero (its direction is completed).
+#: A scaled column below this norm is treated as exactly zero (its direction is completed), in
+#: float64 and complex128; float32's is :data:`_ZERO_COLUMN_32`.
 _ZERO_COLUMN = 1e-140
+
+#: float32's: ``2^-60``, whose square is still a normal float32 number. Below it the squared
+#: norms and dot products that the sweeps and the normalisation take underflow in float32.
+_ZERO_COLUMN_32 = 2.0**-60
+
+
+def _zero_column(x):
+    """The zero-column norm of ``x``'s dtype: :data:`_ZERO_COLUMN` or :data:`_ZERO_COLUMN_32`."""
+    return _ZERO_COLUMN_32 if np.asarray(x).dtype == np.float32 else _ZERO_COLUMN
+
+
+@overload(_zero_column, inline="always")
+def _zero_column_overload(x):
+    zero = _ZERO_COLUMN_32 if isinstance(x, types.Float) and x.bitwidth == 32 else _ZERO_COLUMN
+    return lambda x: zero
 
 
 def _abs2(x):
@@ -141,7 +159,7 @@ def _scaled_rotation_inplace(a, b, x, tol, c, s, z, l):
 
 
 @jit
-def _tiny_rotations_inplace(alpha, beta, gam, c, s, z, tol, tiny_ab):
+def _tiny_rotations_inplace(alpha, beta, gam, c, s, z, tol, tiny_ab, floor2):
     """The rotations of a pair where some lane's norm product may underflow; how many rotate.
 
     A lane with ``alpha beta < tiny_ab`` and ``gam != 0`` would underflow in the unscaled
@@ -149,16 +167,18 @@ def _tiny_rotations_inplace(alpha, beta, gam, c, s, z, tol, tiny_ab):
     rotation, 0/0, for two columns near 1e-130 in float64): its 2x2 Gram matrix is scaled by a
     power of two first, which leaves the rotation unchanged. The other lanes take the formulas
     of :func:`_sweeps_inplace`, so their results do not depend on a tiny lane beside them.
+    A lane whose ``min(alpha, beta)`` is below ``floor2`` (a zero column) is not rotated.
     """
     nrot = 0
     tol2 = tol * tol
     for l in range(alpha.shape[0]):
         x = gam[l]
-        if alpha[l] * beta[l] < tiny_ab and x != 0:
+        live = min(alpha[l], beta[l]) >= floor2
+        if alpha[l] * beta[l] < tiny_ab and x != 0 and live:
             rotate = _scaled_rotation_inplace(alpha[l], beta[l], x, tol, c, s, z, l)
         else:
             gg, zl = _split(x)
-            rotate = gg * gg > tol2 * (alpha[l] * beta[l])
+            rotate = (gg * gg > tol2 * (alpha[l] * beta[l])) & live
             _rotation_inplace(alpha[l], beta[l], gg, zl, c, s, z, l, rotate)
         nrot += rotate
     return nrot
@@ -169,13 +189,20 @@ def _sweeps_inplace(M, N, g, v, vectors, tol, alpha, beta, gam, c, s, z):
     """Orthogonalise the columns of the lane block ``g`` (M * N, nl) pairwise; ``V`` into ``v``.
 
     ``v`` (N * N, nl) starts as the identity (when ``vectors``). A pair is rotated where
-    ``|g_p^H g_q| > tol ||g_p|| ||g_q||``; a pair no lane needs is skipped. Returns the sweeps.
+    ``|g_p^H g_q| > tol ||g_p|| ||g_q||`` and neither column is below the zero-column norm; a
+    pair no lane needs is skipped. Returns the sweeps.
     """
     nl = g.shape[1]
     tol2 = tol * tol
-    # from this product of squared norms up, tol^2 ab is normal and so is every |gam|^2 that
-    # could reach it: the squared test gives the unsquared one's answer
-    tiny_ab = 4.0 * _smallest_normal(alpha[0]) / tol2
+    # From tiny_ab up, tol^2 ab is normal and so is every |gam|^2 that could reach it: the
+    # squared test gives the unsquared one's answer.
+    # A pair with a column below the zero-column norm is not rotated: that column's direction
+    # is completed at the end, and its squares may have underflowed (which had left such a
+    # pair rotating for all 30 sweeps, only an exact zero passing the test). Such a pair has
+    # alpha beta < floor2 M N (a squared column norm of the scaled matrix is below M N), so
+    # tiny_ab from there up sends it to _tiny_rotations_inplace, which checks it.
+    floor2 = _zero_column(g[0, 0].real) ** 2
+    tiny_ab = max(4.0 * _smallest_normal(alpha[0]) / tol2, floor2 * M * N)
     if vectors:
         for i in range(N):
             for j in range(N):
@@ -209,7 +236,7 @@ def _sweeps_inplace(M, N, g, v, vectors, tol, alpha, beta, gam, c, s, z):
                     continue
                 nrot = 0
                 if tiny:  # rare: a separate loop, so that the common one stays vectorised
-                    nrot = _tiny_rotations_inplace(alpha, beta, gam, c, s, z, tol, tiny_ab)
+                    nrot = _tiny_rotations_inplace(alpha, beta, gam, c, s, z, tol, tiny_ab, floor2)
                 else:
                     for l in range(nl):
                         gg, zl = _split(gam[l])  # g_p^H g_q = gg conj(z), gg signed if real
@@ -329,7 +356,7 @@ def _store_fused_inplace(M, N, g, v, nrm, order, l, t, wide, U, Vh):
     the user's ``U``: ``g_col / s`` (tall or square) or ``v_col`` (wide).
     """
     for j in range(N):
-        if nrm[j] < _ZERO_COLUMN:  # NaN counts as nonzero: it propagates
+        if nrm[j] < _zero_column(g[0, 0].real):  # NaN counts as nonzero: it propagates
             return False
     one = g.dtype.type(1)
     for j in range(N):
@@ -388,7 +415,7 @@ def _store_inplace(M, N, g, v, scale, t0, nb, wide, vectors, U, sv, Vh):
         for j in range(N):  # a zero column to complete: the general path
             col = order[j]
             d = nrm[col]
-            valid[j] = not d < _ZERO_COLUMN  # NaN counts as valid: it propagates
+            valid[j] = not d < _zero_column(g[0, 0].real)  # NaN counts as valid: it propagates
             for i in range(M):
                 u[i, j] = g[i * N + col, l] / d if valid[j] else 0.0
             for i in range(N):

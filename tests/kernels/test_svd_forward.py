@@ -136,3 +136,47 @@ def test_bad_input():
         svd_batched(np.zeros((2, 0, 4)))
     with pytest.raises(ValueError, match="svdvals_batched"):
         svdvals_batched(np.zeros((2, 3, 3), dtype=np.float16))
+
+
+def _sweeps_and_factors(A):
+    from kernels.svd_forward import _svd_kernel
+
+    b, m, n = A.shape
+    k = min(m, n)
+    U = np.empty((b, m, k), dtype=A.dtype)
+    s = np.empty((b, k), dtype=np.finfo(A.dtype).dtype)
+    Vh = np.empty((b, k, n), dtype=A.dtype)
+    sweeps = _svd_kernel(A, True, float(np.finfo(s.dtype).eps), U, s, Vh)
+    return sweeps, U, s, Vh
+
+
+@pytest.mark.parametrize(
+    ("dtype", "tiny"), [(np.float32, 1e-25), (np.float64, 1e-170), (np.complex128, 1e-170)]
+)
+def test_columns_below_the_zero_bound_keep_u_orthonormal(acc, dtype, tiny):
+    """A column whose squares underflow is left unrotated, and its direction completed."""
+    A = acc.general(np.random.default_rng(7), "random", 40, 5, 3, dtype)
+    A[:, :, 2] *= tiny  # every matrix has a column far below the others
+    sweeps, U, s, Vh = _sweeps_and_factors(A)
+    assert sweeps < 10
+    m, eps = 5, np.finfo(dtype).eps
+    assert acc.orthogonality(U) < 20 * eps
+    assert acc.orthogonality(Vh.conj().mT) < 20 * eps
+    sl = np.linalg.svd(A, compute_uv=False)
+    assert np.all(np.abs(s - sl) <= 20 * m * eps * sl[:, :1])
+    atol = 20 * m * eps * float(np.abs(A).max())
+    np.testing.assert_allclose(reconstruct(U, s, Vh), A, atol=atol)
+
+
+def test_a_column_whose_norm_underflows_does_not_hold_its_block_for_30_sweeps(rng):
+    """float32, the second column near 1e-38: its squared norm underflows to 0.
+
+    Its pair's test then passed only at an exact zero, which the rotations never reach: the
+    whole lane block ran all 30 sweeps (3 before the squared test, 30 with it; found in review).
+    """
+    A = rng.standard_normal((32, 3, 2)).astype(np.float32)
+    A[0] = [[-1.0983568, -1.0819952e-38], [-1.4791001, 4.6526469e-38], [-0.6662001, 6.1101938e-40]]
+    sweeps, U, s, _ = _sweeps_and_factors(A)
+    assert sweeps < 10
+    np.testing.assert_allclose(s, np.linalg.svd(A, compute_uv=False), rtol=0, atol=1e-6 * s.max())
+    assert np.abs(U.mT @ U - np.eye(2)).max() < 1e-5
