@@ -201,12 +201,16 @@ def _sweeps_inplace(n, a, v, eps, c, s, z):
                     # division and no 1/g. Negligible g (<= eps * thresh) is not rotated.
                     h = a[qq, l].real - a[pp, l].real
                     den = abs(h) + np.sqrt(h * h + 4.0 * ag * ag)
-                    t = 2.0 * g / den if ag > tiny[l] else 0.0 * g
+                    rotate = ag > tiny[l]
+                    t = 2.0 * g / den if rotate else 0.0 * g
                     t = -t if h < 0 else t
                     cl = 1.0 / np.sqrt(t * t + 1.0)
                     c[l] = cl
                     s[l] = t * cl
-                    z[l] = zl
+                    # the phase only with a rotation: where |A_pq|^2 is subnormal, g is not
+                    # accurate and the phase not of modulus 1, and the lane's rows and columns
+                    # get it even without a rotation when another lane of the block rotates
+                    z[l] = zl if rotate else 1.0 + 0.0 * zl
                     app[l] = a[pp, l].real - t * g
                     aqq[l] = a[qq, l].real + t * g
                 for r in range(p):  # A[r, p] = conj(a[p, r]), A[r, q] = conj(a[q, r])

@@ -139,7 +139,11 @@ def _rotation_inplace(a, b, gg, zl, c, s, z, l, rotate):
     cl = 1.0 / np.sqrt(t * t + 1.0)
     c[l] = cl
     s[l] = t * cl
-    z[l] = zl
+    # the phase only with a rotation: where |gam|^2 is subnormal, |gg| is not accurate and the
+    # phase not of modulus 1, and a lane that does not rotate still gets it applied when
+    # another lane of its block rotates (a landed bug: complex128 results then depended on
+    # the neighbours, off by 0.5% with a column near 1e-160 of the largest entry)
+    z[l] = zl if rotate else 1.0 + 0.0 * zl
 
 
 @jit
