@@ -34,11 +34,12 @@ never written.
 
 import numpy as np
 
+from kernels._householder import householder
 from kernels._jit import jit
 from kernels._scaling import unit_scale
 from kernels._smallmat import _div
 from kernels._spectral import shape_error
-from kernels.svd_forward import _abs2
+from kernels.svd_forward import _abs2, _smallest_normal
 
 __all__ = ["qr_batched"]
 
@@ -64,12 +65,43 @@ def _load_scaled_inplace(A, t0, nb, a, scale):
 
 
 @jit
+def _larfg_small_inplace(m, n, j, a, tau, rcp, alpha, x2, small_norm2):
+    """Redo ``larfg`` of column ``j`` for the lanes whose squared norm ``x2`` is small.
+
+    ``alpha`` and ``x2`` (nl,) are each lane's diagonal entry and ``|alpha|^2 + ||x||^2`` from
+    before the plain ``larfg``; ``x`` is still in ``a``. A lane with ``x2`` below
+    ``small_norm2`` (and not an exact zero column) takes ``kernels._householder.householder``'s
+    reflector: the column scaled by a power of two before its norm is taken, as LAPACK's
+    ``larfg`` rescales. Unscaled, a column of entries near 1e-162 (float64) had a reflector off
+    orthogonal by 0.34, and a complex one whose squares all underflowed had divided by a zero
+    ``beta``. The other lanes keep their plain ``larfg``, so their results do not depend on a
+    small neighbour; so do exact zero columns, and ``alpha = 0`` with an ``x`` whose squares
+    all underflow (``H = I`` leaves entries below 1e-160 of the largest, far below rounding).
+    """
+    jj = j * n + j
+    safmin = _smallest_normal(a[0, 0].real)
+    for l in range(a.shape[1]):
+        if x2[l] < small_norm2 and (x2[l] != 0 or alpha[l] != 0):
+            beta, t, scal = householder(alpha[l], a[jj + n :: n, l], safmin)
+            a[jj, l] = beta
+            tau[j, l] = t
+            rcp[l] = scal
+
+
+@jit
 def _householder_inplace(m, n, a, tau, w, rcp):
     """Overwrite the lane block ``a`` (m * n, nl) with ``R`` and the reflectors (``geqr2``).
 
     ``tau`` (k, nl) receives the reflectors' scalars; ``w``, ``rcp`` (nl,) are scratch.
     """
     nl = a.shape[1]
+    # Below this squared column norm the squares in it may be subnormal (each then off by up
+    # to eps tiny absolutely), and the reflector computed from them is not orthogonal: such a
+    # column is scaled first (_larfg_small_inplace). m tiny, times 4: m such errors stay below
+    # eps of the norm.
+    small_norm2 = 4.0 * m * _smallest_normal(a[0, 0].real)
+    alpha0 = np.empty(nl, dtype=a.dtype)
+    x2 = np.empty(nl, dtype=w.real.dtype)
     for j in range(min(m, n)):
         jj = j * n + j
         for l in range(nl):
@@ -77,16 +109,23 @@ def _householder_inplace(m, n, a, tau, w, rcp):
         for i in range(j + 1, m):
             for l in range(nl):
                 w[l] += _abs2(a[i * n + j, l])
+        small = False
         for l in range(nl):  # larfg
             alpha = a[jj, l]
             xnorm2 = w[l].real
+            alpha0[l] = alpha  # kept for _larfg_small_inplace
+            x2[l] = _abs2(alpha) + xnorm2
+            small |= (x2[l] < small_norm2) & ((x2[l] != 0) | (alpha != 0))
             trivial = xnorm2 == 0 and alpha.imag == 0
-            norm = np.sqrt(_abs2(alpha) + xnorm2)
+            norm = np.sqrt(x2[l])
             beta = -norm if alpha.real >= 0 else norm
             beta = alpha.real if trivial else beta
-            tau[j, l] = 0.0 if trivial else _div(beta - alpha, beta)
-            rcp[l] = 0.0 if trivial else _div(1.0, alpha - beta)
+            plain = not trivial and norm != 0  # 0: a small lane, redone below; NaN: plain
+            tau[j, l] = _div(beta - alpha, beta) if plain else 0.0
+            rcp[l] = _div(1.0, alpha - beta) if plain else 0.0
             a[jj, l] = beta
+        if small:  # rare: a separate loop, so that the one above stays vectorised
+            _larfg_small_inplace(m, n, j, a, tau, rcp, alpha0, x2, small_norm2)
         for i in range(j + 1, m):
             for l in range(nl):
                 a[i * n + j, l] *= rcp[l]

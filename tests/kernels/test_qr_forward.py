@@ -125,3 +125,46 @@ def test_the_rule_hands_a_strided_stack_to_the_kernel_without_a_copy(rng, monkey
     R_c = np.linalg.qr(A).R
     np.testing.assert_allclose(Q @ R, A, atol=1e-13)
     np.testing.assert_allclose(np.abs(R), np.abs(R_c), atol=1e-13)
+
+
+@pytest.mark.parametrize(
+    ("A", "dtype"),
+    [
+        ([[3e-162, 1.0], [4e-162, 1.0]], np.float64),  # squares subnormal: Q was off by 0.34
+        ([[3e-21, 1.0], [4e-21, 1.0]], np.float32),  # the same in float32 (4e-5)
+        ([[1.0, 0.0], [0.0, 1e-170 + 1e-170j]], np.complex128),  # raised ZeroDivisionError
+        ([[1.0, 1e-170j], [0.0, 1e-170 + 1e-170j]], np.complex128),
+    ],
+)
+def test_columns_whose_squares_underflow_get_orthogonal_reflectors(acc, A, dtype):
+    """A column near the underflow range is scaled before its norm is taken, as larfg does.
+
+    Found by fuzzing graded inputs; each case failed before (see the comments).
+    """
+    A = np.array(A, dtype=dtype)[None]
+    Q, R = qr_batched(A)
+    eps = np.finfo(dtype).eps
+    assert np.isfinite(Q).all()
+    assert np.isfinite(R).all()
+    assert acc.orthogonality(Q) < 10 * eps
+    np.testing.assert_allclose(Q @ R, A, rtol=0, atol=10 * eps)
+    Ql, Rl = np.linalg.qr(A[0].astype(np.complex128 if dtype == np.complex128 else np.float64))
+    # LAPACK's signs: the same factors to rounding (the tiny diagonal entry relative to itself)
+    np.testing.assert_allclose(np.abs(np.diag(R[0])), np.abs(np.diag(Rl)), rtol=10 * eps)
+    np.testing.assert_allclose(Q[0], Ql, atol=10 * eps)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_matrix_is_not_changed_by_tiny_columns_beside_it(rng, acc, dtype):
+    """A stack mixing ordinary matrices and ones with a column near underflow: each as alone."""
+    A = acc.general(rng, "random", 40, 5, 4, dtype)
+    tiny = 1e-21 if dtype == np.float32 else 1e-162
+    A[::3, :, 1] *= tiny
+    Q, R = qr_batched(A)
+    for p in range(40):
+        Q_alone, R_alone = qr_batched(A[p : p + 1])
+        np.testing.assert_array_equal(Q[p], Q_alone[0])
+        np.testing.assert_array_equal(R[p], R_alone[0])
+    eps = np.finfo(dtype).eps
+    assert acc.orthogonality(Q) < 20 * eps
+    np.testing.assert_allclose(Q @ R, A, rtol=0, atol=20 * eps)
