@@ -89,10 +89,11 @@ def _larfg_small_inplace(m, n, j, a, tau, rcp, alpha, x2, small_norm2):
 
 
 @jit
-def _householder_inplace(m, n, a, tau, w, rcp):
+def _householder_inplace(m, n, a, tau, w, rcp, alpha0, x2):
     """Overwrite the lane block ``a`` (m * n, nl) with ``R`` and the reflectors (``geqr2``).
 
-    ``tau`` (k, nl) receives the reflectors' scalars; ``w``, ``rcp`` (nl,) are scratch.
+    ``tau`` (k, nl) receives the reflectors' scalars; ``w``, ``rcp``, ``alpha0`` (nl, ``a``'s
+    dtype) and ``x2`` (nl, real) are scratch.
     """
     nl = a.shape[1]
     # Below this squared column norm the squares in it may be subnormal (each then off by up
@@ -100,8 +101,6 @@ def _householder_inplace(m, n, a, tau, w, rcp):
     # column is scaled first (_larfg_small_inplace). m tiny, times 4: m such errors stay below
     # eps of the norm.
     small_norm2 = 4.0 * m * _smallest_normal(a[0, 0].real)
-    alpha0 = np.empty(nl, dtype=a.dtype)
-    x2 = np.empty(nl, dtype=w.real.dtype)
     for j in range(min(m, n)):
         jj = j * n + j
         for l in range(nl):
@@ -184,13 +183,15 @@ def _qr_kernel(A, kq, rows, raw, Q, R, H, T):
     tau = np.zeros((k, nl), dtype=A.dtype)
     w = np.empty(nl, dtype=A.dtype)
     rcp = np.empty(nl, dtype=A.dtype)
+    alpha0 = np.empty(nl, dtype=A.dtype)
+    x2 = np.empty(nl, dtype=w.real.dtype)
     scale = np.ones(nl)
     for t0 in range(0, b, nl):
         nb = min(nl, b - t0)
         if nb < nl:  # the last block: idle lanes hold zero matrices
             a[:] = 0
         _load_scaled_inplace(A, t0, nb, a, scale)
-        _householder_inplace(m, n, a, tau, w, rcp)
+        _householder_inplace(m, n, a, tau, w, rcp, alpha0, x2)
         if kq > 0:
             _form_q_inplace(m, n, kq, a, tau, q, w)
         for l in range(nb):

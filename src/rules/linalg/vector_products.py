@@ -3,7 +3,7 @@ r"""Rules of tensor and vector products: ``tensordot``, ``cross``, ``vecdot``, `
 numpy's and numpy.linalg's variants side by side (``np.tensordot``/``np.linalg.tensordot``,
 ``np.cross``/``np.linalg.cross``, ``np.vecdot``/``np.linalg.vecdot``,
 ``np.matrix_transpose``/``np.linalg.matrix_transpose``, ``np.linalg.outer`` next to ``np.outer``
-in :mod:`rules.linalg.products`).
+in :mod:`rules.linalg.outer_products`).
 
 * ``tensordot(a, b, axes)`` contracts ``a``'s axes ``A`` with ``b``'s axes ``B``: it is bilinear,
   :math:`\bar a = \bar y \cdot \bar b` contracted over ``b``'s free axes and
@@ -36,7 +36,7 @@ from rules.core.cotangents import as_array_cotangent
 from rules.core.nesting import as_array
 from rules.core.options import normalize_axes, rrule_with_options
 from rules.core.registry import frule
-from rules.linalg.products import outer_frule, outer_rrule
+from rules.linalg.outer_products import outer_frule, outer_rrule
 from tangents import AbstractZero, NoTangent, ProjectTo, unthunk
 
 __all__: list[str] = []
