@@ -138,12 +138,15 @@ EIGVALSH_LOOPS_MAX_N = {"d": 16, "D": 16, "f": 8}
 MATMUL_STACK_MAX_N = 4
 
 # Products by an adjoint, X @ Y^H, of real stacks up to this on a side (the BLAS paths of the
-# matmul and inv pullbacks; qr's and solve's stacked pullbacks measured within noise): numpy's stacked matmul by a C-ordered copy of Y^T
-# (kernels.products.adjoint_operand), not by the view Y.mT. OpenBLAS's small-matrix gemm runs
-# a transposed right operand at about half speed; with the copy, float64, in one process on an
-# Intel Xeon, C_bar @ B^T: 5x5 0.58 against 1.44 ms, 8x8 0.36 against 0.61, 16x16 0.36 against 0.44, 32x32
-# 0.44 against 0.48, 64x64 0.68 against 0.76 (256,000 entries per stack); 96x96 lost (0.91
-# against 0.76). complex128 gained nothing (its B^H is a copy already) and keeps the view.
+# matmul and inv pullbacks; qr's and solve's stacked pullbacks measured within noise): numpy's
+# stacked matmul by a C-ordered copy of Y^T (kernels.products.adjoint_operand), not by the view
+# Y.mT, when numpy's OpenBLAS runs its SkylakeX kernels (kernels.products.SMALL_GEMM_CORES),
+# whose small-matrix gemm runs a transposed right operand at about half speed. With the copy,
+# float64, in one process on an Intel Xeon, C_bar @ B^T: 5x5 0.58 against 1.44 ms, 8x8 0.36
+# against 0.61, 16x16 0.36 against 0.44, 32x32 0.44 against 0.48, 64x64 0.68 against 0.76
+# (256,000 entries per stack); 96x96 lost (0.91 against 0.76). complex128 gained nothing (its
+# B^H is a copy already) and keeps the view. On the Haswell and Zen kernels the copy loses at
+# every size from 5 to 64 and is not made.
 MATMUL_ADJOINT_COPY_MAX_N = 64
 
 # expm.pullback / expm.pushforward (and the rrule's forward): the lane-block kernels of

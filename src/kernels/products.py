@@ -18,10 +18,13 @@ forward product of such stacks, and ``matmul_with_pushforward_batched`` the prod
 tangent in one pass.
 """
 
+import functools
+
 import numpy as np
 
 from kernels import crossovers
 from kernels._alloc import empty_pair_like
+from kernels._blas_core import numpy_openblas_core
 from kernels._jit import jit, jit_inline
 
 
@@ -180,10 +183,8 @@ def matmul_pushforward_batched(A, B, A_dot, B_dot):
 def adjoint_batched(X):
     """Return ``X[t]^H`` for every ``t`` of a stack ``X`` (b, m, n), as a new C-ordered (b, n, m).
 
-    What the pullback of a product of stacks multiplies by in place of the view ``X.mT``: for
-    small matrices OpenBLAS's ``gemm`` runs a transposed right operand at about half the speed
-    of a plain one (numpy's stacked matmul of 1000 x (16x16) float64: 0.40 ms against 0.21 ms),
-    while the copy takes 0.14 ms (``kernels.crossovers.MATMUL_ADJOINT_COPY_MAX_N``).
+    What the pullback of a product of stacks multiplies by in place of the view ``X.mT`` where
+    :func:`adjoint_operand` finds that the copy pays.
     """
     b, m, n = X.shape
     out = np.empty((b, n, m), dtype=X.dtype)
@@ -194,13 +195,31 @@ def adjoint_batched(X):
     return out
 
 
+SMALL_GEMM_CORES = frozenset({"skylakex", "cooperlake", "sapphirerapids"})
+"""OpenBLAS cores whose small-matrix ``gemm`` runs a transposed right operand at reduced speed.
+
+OpenBLAS enables its small-matrix ``gemm`` kernels for these AVX-512 cores (``SMALL_MATRIX_OPT``;
+the wheels' build maps Cooper Lake and Sapphire Rapids to ``SkylakeX``). Measured on one
+machine, numpy's stacked ``C @ B.mT``, float64, in one process, core forced for the measurement:
+``SkylakeX`` 1000 x (16x16) 0.27 ms against 0.19 ms by a C-ordered copy of ``B.mT``, 4000 x
+(8x8) 0.33 against 0.23 ms; ``Haswell`` and ``Zen`` 0.28 against 0.35 ms and 0.29 against
+0.38 ms (the copy loses: their transposed product is as fast as the plain one).
+"""
+
+
+@functools.cache
+def adjoint_copy_pays() -> bool:
+    """Whether :func:`adjoint_operand` copies: numpy's OpenBLAS runs one of :data:`SMALL_GEMM_CORES`."""
+    return numpy_openblas_core() in SMALL_GEMM_CORES
+
+
 def adjoint_operand(X):
     """``X^H`` (over the last two axes) to multiply by with numpy's matmul: a copy or a view.
 
-    For a real C-ordered stack (``ndim >= 3``) of matrices at most
-    ``kernels.crossovers.MATMUL_ADJOINT_COPY_MAX_N`` on a side, a C-ordered copy
-    (:func:`adjoint_batched`): OpenBLAS's small-matrix ``gemm`` takes about twice as long with a
-    transposed operand on the right. Otherwise the view ``X.mT`` (real) or ``X.conj().mT``
+    A C-ordered copy (:func:`adjoint_batched`) for a real C-ordered stack (``ndim >= 3``) of
+    matrices at most ``kernels.crossovers.MATMUL_ADJOINT_COPY_MAX_N`` on a side, when numpy's
+    OpenBLAS runs a core whose small-matrix ``gemm`` is slow with a transposed operand on the
+    right (:func:`adjoint_copy_pays`). Otherwise the view ``X.mT`` (real) or ``X.conj().mT``
     (complex, where the copy gained nothing). Either way the product's value is the same up to
     rounding.
     """
@@ -210,6 +229,7 @@ def adjoint_operand(X):
         and X.flags.c_contiguous
         and max(X.shape[-2:]) <= crossovers.MATMUL_ADJOINT_COPY_MAX_N
         and X.dtype in (np.float32, np.float64)
+        and adjoint_copy_pays()
     ):
         m, n = X.shape[-2:]
         return adjoint_batched(X.reshape(-1, m, n)).reshape(*X.shape[:-2], n, m)

@@ -145,8 +145,11 @@ def test_adjoint_batched_is_a_conjugate_transposed_copy(rand, dtype, shape):
     np.testing.assert_array_equal(X, kept)
 
 
-def test_adjoint_operand_copies_real_stacks_of_small_matrices_only(rand, dtype):
-    from kernels import crossovers
+@pytest.mark.parametrize("pays", [True, False])
+def test_adjoint_operand_copies_real_stacks_of_small_matrices_only(rand, dtype, pays, monkeypatch):
+    from kernels import crossovers, products
+
+    monkeypatch.setattr(products, "adjoint_copy_pays", lambda: pays)
 
     top = crossovers.MATMUL_ADJOINT_COPY_MAX_N
     for X in (
@@ -159,7 +162,8 @@ def test_adjoint_operand_copies_real_stacks_of_small_matrices_only(rand, dtype):
         Y = adjoint_operand(X)
         np.testing.assert_array_equal(Y, X.conj().mT)
         copied = (
-            dtype.kind == "f"
+            pays
+            and dtype.kind == "f"
             and X.ndim >= 3
             and X.size > 0
             and X.flags.c_contiguous
@@ -168,3 +172,19 @@ def test_adjoint_operand_copies_real_stacks_of_small_matrices_only(rand, dtype):
         assert Y.flags.c_contiguous == copied
         if dtype.kind == "f" and not copied:
             assert np.shares_memory(X, Y)  # the view, as before
+
+
+def test_the_copy_pays_exactly_on_the_small_gemm_cores(monkeypatch):
+    from kernels import products
+
+    for core, pays in [
+        ("skylakex", True),
+        ("sapphirerapids", True),
+        ("haswell", False),
+        ("zen", False),
+        (None, False),
+    ]:
+        products.adjoint_copy_pays.cache_clear()
+        monkeypatch.setattr(products, "numpy_openblas_core", lambda core=core: core)
+        assert products.adjoint_copy_pays() is pays
+    products.adjoint_copy_pays.cache_clear()
