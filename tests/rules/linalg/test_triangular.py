@@ -182,7 +182,7 @@ def test_the_array_formula_path_agrees_with_the_kernel_path(randn, lower, trans,
 @pytest.mark.parametrize("lower", [False, True])
 @pytest.mark.parametrize("real", [np.float64, np.float32])
 def test_frule_of_one_plain_system_agrees_with_the_stack_path(real, lower, trans, unit, b_shape):
-    # the plain fast path (trtrs) against the general forward pass, which a stack of one takes
+    # the plain fast path against the general forward pass, which a stack of one takes
     from rules.linalg import triangular
 
     rng = np.random.default_rng(11)
@@ -217,8 +217,9 @@ def test_frule_of_one_plain_system_agrees_with_the_stack_path(real, lower, trans
 def test_frule_of_a_large_plain_system_matches_finite_differences(
     monkeypatch, lower, trans, unit, order, n, b_shape
 ):
-    # above the fused lane: trtrs on T's Fortran view (C order) or on T itself (F order), trmm
-    # on the triangle of T_dot; NaN in the triangle that is not read must not reach X_dot
+    # above the fused lane: trsm and trmm from the right on the transposed problem (C order; F
+    # order is copied by scipy's wrappers), trmm on the triangle of T_dot only; NaN in the
+    # triangle that is not read must not reach X_dot
     calls = []
     plain = triangular._frule_plain
     monkeypatch.setattr(triangular, "_frule_plain", lambda *args: calls.append(1) or plain(*args))
@@ -232,7 +233,7 @@ def test_frule_of_a_large_plain_system_matches_finite_differences(
         np.fill_diagonal(a_dot, np.nan)
     options = {"trans": trans, "lower": lower, "unit_diagonal": unit}
     x, x_dot = frule((NoTangent(), a_dot, b_dot), sla.solve_triangular, a, b, **options)
-    assert calls, "the plain trtrs path was not taken"
+    assert calls, "the plain BLAS path was not taken"
     assert x_dot.shape == x.shape == b.shape
     assert x_dot.dtype == np.float64
     h = 1e-6
@@ -244,6 +245,14 @@ def test_frule_of_a_large_plain_system_matches_finite_differences(
 
     np.testing.assert_allclose(x, sla.solve_triangular(a, b, **options), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(x_dot, (solve(1) - solve(-1)) / (2 * h), rtol=1e-6, atol=1e-7)
+    singular = a.copy(order="K")
+    singular[n // 2, n // 2] = 0
+    if unit:  # the diagonal is not read
+        frule((NoTangent(), a_dot, b_dot), sla.solve_triangular, singular, b, **options)
+    else:
+        with pytest.raises(np.linalg.LinAlgError, match=rf"solve_triangular.*\({n}, {n}\)"):
+            frule((NoTangent(), a_dot, b_dot), sla.solve_triangular, singular, b, **options)
+    assert len(calls) == 2
 
 
 def test_check_finite_takes_huge_finite_entries():
