@@ -311,6 +311,23 @@ def matmul_frule_lane(tangents: Any, A: Any, B: Any) -> tuple[Any, Any] | None:
             C_dot = A_dot.dot(B)
             C_dot += A.dot(B_dot)  # A_dot B + A B_dot
             return C, C_dot
+        if (
+            dtype in PLAIN_REAL
+            and len(a_shape) == 3
+            and len(b_shape) == 3
+            and a_shape[0] == b_shape[0]
+            and a_shape[2] == b_shape[1]
+            and max(a_shape[1], a_shape[2], b_shape[2]) > crossovers.MATMUL_STACK_MAX_N
+            and B.dtype is dtype
+            and A_dot.dtype is dtype
+            and B_dot.dtype is dtype
+            and A_dot.shape == a_shape
+            and B_dot.shape == b_shape
+        ):  # a real stack above the kernels: numpy's stacked matmul, as the general rule would
+            C = A @ B
+            C_dot = A_dot @ B
+            C_dot += A @ B_dot
+            return C, C_dot
     else:
         return None  # the stack kernel below takes ndarrays only (kernel_ready)
     if (

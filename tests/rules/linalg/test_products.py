@@ -342,3 +342,23 @@ def test_trace_of_stacks(randn, dtype):
     check_rrule(np.trace, D, axis1=-2, axis2=-1)
     _, pullback = rrule(np.trace, D, axis1=-2, axis2=-1)
     assert type(pullback(np.ones(4))[1]) is Diagonal
+
+
+def test_the_lane_takes_real_stacks_above_the_kernels(randn, dtype):
+    """Real ``(b, m, k) @ (b, k, n)`` stacks above the crossover: numpy's matmul in the lane."""
+    A, B = randn(dtype, 3, 6, 5), randn(dtype, 3, 5, 7)
+    A_dot, B_dot = randn(dtype, 3, 6, 5), randn(dtype, 3, 5, 7)
+    got = products.matmul_frule_lane((NoTangent(), A_dot, B_dot), A, B)
+    if dtype.kind == "c":
+        assert got is None  # the general rule
+        return
+    C, C_dot = got
+    np.testing.assert_array_equal(C, A @ B)
+    np.testing.assert_array_equal(C_dot, A_dot @ B + A @ B_dot)
+    assert C_dot.dtype == dtype
+    # broadcast batch axes and stacks within the kernels' crossover are not the lane's
+    assert products.matmul_frule_lane((NoTangent(), A_dot[:1], B_dot), A[:1], B) is None
+    small = randn(dtype, 3, 4, 4)
+    got = products.matmul_frule_lane((NoTangent(), small, small), small, small)
+    assert got is not None  # the compiled product and tangent in one pass
+    np.testing.assert_allclose(got[1], 2 * small @ small, rtol=1e-5)
