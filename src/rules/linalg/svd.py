@@ -118,6 +118,7 @@ from rules.linalg._spectral import (
     raise_if_tie_coupled,
 )
 from rules.linalg._stacks import (
+    PLAIN_REAL,
     adjoint,
     compiled_pullback,
     plain_pullback,
@@ -421,12 +422,26 @@ def _values_rule(name: str, a: Any, U: Any, s: Any, Vh: Any, hermitian: bool) ->
                 svdvals_pullback, s.shape, s.dtype, kernel, (m, n), U_k.dtype, U_k, Vh_k
             )
         return s, plain_pullback(svdvals_pullback, s.shape, s.dtype, _scaled_product, U_k, Vh_k)
+    if (
+        not hermitian
+        and type(a) is np.ndarray
+        and a.ndim == 3
+        and a.dtype in PLAIN_REAL
+        and U_k.dtype is a.dtype
+        and max(a.shape[1:]) > crossovers.SVD_LOOPS_MAX_N
+    ):  # a plain real stack above the loop kernels: numpy's stacked product, as the BLAS path
+        return s, plain_pullback(svdvals_pullback, s.shape, s.dtype, _scaled_products, U_k, Vh_k)
     return s, svdvals_pullback
 
 
 def _scaled_product(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndarray:
     """``U diag(s_bar) Vh`` of one matrix."""
     return (U * s_bar).dot(Vh)
+
+
+def _scaled_products(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndarray:
+    """``U diag(s_bar) Vh`` of each matrix of a stack (``kernels.svd``'s BLAS path, without its checks)."""
+    return (U * s_bar[:, None, :]) @ Vh
 
 
 def _frule(

@@ -441,3 +441,25 @@ def test_svdvals_of_one_plain_real_matrix(real, shape):
     _, s_dot = frule((NoTangent(), a_dot), np.linalg.svdvals, a)
     assert s_dot.dtype == real
     np.testing.assert_allclose(s_dot, np.diagonal(U.T @ a_dot @ Vh.T), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape", [(4, 9, 9), (3, 12, 7), (2, 7, 12), (3, 4, 4)])
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+def test_svdvals_of_a_plain_real_stack(real, shape):
+    # stacks above the loop kernels take numpy's stacked product straight away (the BLAS path
+    # without its checks); a cotangent of another dtype takes the general path: same bits
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal(shape).astype(real)
+    U, s, Vh = np.linalg.svd(a, full_matrices=False)
+    s_bar = rng.standard_normal(s.shape).astype(real)
+    y, pullback = rrule(np.linalg.svdvals, a)
+    tol = 1e-4 if real == np.float32 else 1e-12
+    np.testing.assert_allclose(y, s, rtol=tol, atol=tol)
+    a_bar = pullback(s_bar)[1]
+    assert a_bar.dtype == real
+    assert a_bar.shape == shape
+    np.testing.assert_allclose(a_bar, (U * s_bar[..., None, :]) @ Vh, rtol=tol, atol=tol)
+    for other in (np.asfortranarray(s_bar), s_bar.astype(np.complex128)):  # not plain
+        np.testing.assert_array_equal(a_bar, pullback(other)[1])
+    with pytest.raises(ValueError, match="svdvals"):
+        pullback(np.ones((shape[0], s.shape[1] + 1), real))
