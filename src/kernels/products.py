@@ -104,11 +104,109 @@ def _row_product_loop_inplace(A, B, C, m, k, n):
 
 
 @jit_inline
+def _product_4x4_inplace(A, B, A_dot, B_dot, C, C_dot):
+    """:func:`_product_loop_inplace` with tangents for real 4x4 stacks, ``B[t]`` and ``B_dot[t]`` in locals.
+
+    Read once per matrix into local variables, the entries of ``B`` and ``B_dot`` stay in
+    registers: in the loops, every store into ``C`` might alias them (LLVM cannot tell the
+    arrays apart), so they were loaded again for each entry. The sums are the loops', term by
+    term and in order, so the bits are the same (but for the sign of a zero sum of signed
+    zeros: the loops start from +0). 10000 x (4x4), in one process: 0.28 against
+    0.34 ms (float64 and float32); complex128 was slower (1.14 against 1.00 ms) and keeps the
+    loops.
+    """
+    for t in range(A.shape[0]):
+        b00, b01, b02, b03 = B[t, 0, 0], B[t, 0, 1], B[t, 0, 2], B[t, 0, 3]
+        b10, b11, b12, b13 = B[t, 1, 0], B[t, 1, 1], B[t, 1, 2], B[t, 1, 3]
+        b20, b21, b22, b23 = B[t, 2, 0], B[t, 2, 1], B[t, 2, 2], B[t, 2, 3]
+        b30, b31, b32, b33 = B[t, 3, 0], B[t, 3, 1], B[t, 3, 2], B[t, 3, 3]
+        d00, d01, d02, d03 = B_dot[t, 0, 0], B_dot[t, 0, 1], B_dot[t, 0, 2], B_dot[t, 0, 3]
+        d10, d11, d12, d13 = B_dot[t, 1, 0], B_dot[t, 1, 1], B_dot[t, 1, 2], B_dot[t, 1, 3]
+        d20, d21, d22, d23 = B_dot[t, 2, 0], B_dot[t, 2, 1], B_dot[t, 2, 2], B_dot[t, 2, 3]
+        d30, d31, d32, d33 = B_dot[t, 3, 0], B_dot[t, 3, 1], B_dot[t, 3, 2], B_dot[t, 3, 3]
+        for i in range(4):
+            a0, a1, a2, a3 = A[t, i, 0], A[t, i, 1], A[t, i, 2], A[t, i, 3]
+            e0, e1, e2, e3 = A_dot[t, i, 0], A_dot[t, i, 1], A_dot[t, i, 2], A_dot[t, i, 3]
+            C[t, i, 0] = a0 * b00 + a1 * b10 + a2 * b20 + a3 * b30
+            C[t, i, 1] = a0 * b01 + a1 * b11 + a2 * b21 + a3 * b31
+            C[t, i, 2] = a0 * b02 + a1 * b12 + a2 * b22 + a3 * b32
+            C[t, i, 3] = a0 * b03 + a1 * b13 + a2 * b23 + a3 * b33
+            C_dot[t, i, 0] = (
+                (e0 * b00 + a0 * d00)
+                + (e1 * b10 + a1 * d10)
+                + (e2 * b20 + a2 * d20)
+                + (e3 * b30 + a3 * d30)
+            )
+            C_dot[t, i, 1] = (
+                (e0 * b01 + a0 * d01)
+                + (e1 * b11 + a1 * d11)
+                + (e2 * b21 + a2 * d21)
+                + (e3 * b31 + a3 * d31)
+            )
+            C_dot[t, i, 2] = (
+                (e0 * b02 + a0 * d02)
+                + (e1 * b12 + a1 * d12)
+                + (e2 * b22 + a2 * d22)
+                + (e3 * b32 + a3 * d32)
+            )
+            C_dot[t, i, 3] = (
+                (e0 * b03 + a0 * d03)
+                + (e1 * b13 + a1 * d13)
+                + (e2 * b23 + a2 * d23)
+                + (e3 * b33 + a3 * d33)
+            )
+
+
+@jit_inline
+def _pullback_4x4_inplace(A, B, C_bar, A_bar, B_bar):
+    """:func:`_pullback_loop_inplace` for real 4x4 stacks, ``B[t]`` and ``C_bar[t]`` in locals.
+
+    As :func:`_product_4x4_inplace`: the same sums in the same order (``A_bar`` the dots of
+    rows of ``C_bar`` with rows of ``B``, ``B_bar`` of columns of ``A`` with columns of
+    ``C_bar``), the same bits. 10000 x (4x4), in one process: 0.18 against 0.34 ms (float64
+    and float32); complex128 gained nothing (0.70 against 0.69 ms) and keeps the loops.
+    """
+    for t in range(A.shape[0]):
+        b00, b01, b02, b03 = (B[t, 0, 0]), (B[t, 0, 1]), (B[t, 0, 2]), (B[t, 0, 3])
+        b10, b11, b12, b13 = (B[t, 1, 0]), (B[t, 1, 1]), (B[t, 1, 2]), (B[t, 1, 3])
+        b20, b21, b22, b23 = (B[t, 2, 0]), (B[t, 2, 1]), (B[t, 2, 2]), (B[t, 2, 3])
+        b30, b31, b32, b33 = (B[t, 3, 0]), (B[t, 3, 1]), (B[t, 3, 2]), (B[t, 3, 3])
+        g00, g01, g02, g03 = C_bar[t, 0, 0], C_bar[t, 0, 1], C_bar[t, 0, 2], C_bar[t, 0, 3]
+        g10, g11, g12, g13 = C_bar[t, 1, 0], C_bar[t, 1, 1], C_bar[t, 1, 2], C_bar[t, 1, 3]
+        g20, g21, g22, g23 = C_bar[t, 2, 0], C_bar[t, 2, 1], C_bar[t, 2, 2], C_bar[t, 2, 3]
+        g30, g31, g32, g33 = C_bar[t, 3, 0], C_bar[t, 3, 1], C_bar[t, 3, 2], C_bar[t, 3, 3]
+        A_bar[t, 0, 0] = g00 * b00 + g01 * b01 + g02 * b02 + g03 * b03
+        A_bar[t, 0, 1] = g00 * b10 + g01 * b11 + g02 * b12 + g03 * b13
+        A_bar[t, 0, 2] = g00 * b20 + g01 * b21 + g02 * b22 + g03 * b23
+        A_bar[t, 0, 3] = g00 * b30 + g01 * b31 + g02 * b32 + g03 * b33
+        A_bar[t, 1, 0] = g10 * b00 + g11 * b01 + g12 * b02 + g13 * b03
+        A_bar[t, 1, 1] = g10 * b10 + g11 * b11 + g12 * b12 + g13 * b13
+        A_bar[t, 1, 2] = g10 * b20 + g11 * b21 + g12 * b22 + g13 * b23
+        A_bar[t, 1, 3] = g10 * b30 + g11 * b31 + g12 * b32 + g13 * b33
+        A_bar[t, 2, 0] = g20 * b00 + g21 * b01 + g22 * b02 + g23 * b03
+        A_bar[t, 2, 1] = g20 * b10 + g21 * b11 + g22 * b12 + g23 * b13
+        A_bar[t, 2, 2] = g20 * b20 + g21 * b21 + g22 * b22 + g23 * b23
+        A_bar[t, 2, 3] = g20 * b30 + g21 * b31 + g22 * b32 + g23 * b33
+        A_bar[t, 3, 0] = g30 * b00 + g31 * b01 + g32 * b02 + g33 * b03
+        A_bar[t, 3, 1] = g30 * b10 + g31 * b11 + g32 * b12 + g33 * b13
+        A_bar[t, 3, 2] = g30 * b20 + g31 * b21 + g32 * b22 + g33 * b23
+        A_bar[t, 3, 3] = g30 * b30 + g31 * b31 + g32 * b32 + g33 * b33
+        for p in range(4):
+            a0, a1, a2, a3 = (A[t, 0, p]), (A[t, 1, p]), (A[t, 2, p]), (A[t, 3, p])
+            B_bar[t, p, 0] = a0 * g00 + a1 * g10 + a2 * g20 + a3 * g30
+            B_bar[t, p, 1] = a0 * g01 + a1 * g11 + a2 * g21 + a3 * g31
+            B_bar[t, p, 2] = a0 * g02 + a1 * g12 + a2 * g22 + a3 * g32
+            B_bar[t, p, 3] = a0 * g03 + a1 * g13 + a2 * g23 + a3 * g33
+
+
+@jit_inline
 def _products_inplace(A, B, C, C_dot, A_dot, B_dot, tangents):
     """:func:`_product_loop_inplace` with constant bounds for square 2x2 to 4x4 stacks."""
     m, k = A.shape[1], A.shape[2]
     n = B.shape[2]
-    if not tangents and m == k and k == n and n == 4:
+    if tangents and m == k and k == n and n == 4 and not np.iscomplexobj(A):
+        _product_4x4_inplace(A, B, A_dot, B_dot, C, C_dot)
+    elif not tangents and m == k and k == n and n == 4:
         _row_product_loop_inplace(A, B, C, 4, 4, 4)
     elif not tangents and m == k and k == n and n == 3:
         _row_product_loop_inplace(A, B, C, 3, 3, 3)
@@ -151,7 +249,9 @@ def matmul_pullback_batched(A, B, C_bar):
     m, k = A.shape[1], A.shape[2]
     n = B.shape[2]
     A_bar, B_bar = empty_pair_like(A, B)
-    if m == k and k == n and n == 4:
+    if m == k and k == n and n == 4 and not np.iscomplexobj(A):
+        _pullback_4x4_inplace(A, B, C_bar, A_bar, B_bar)
+    elif m == k and k == n and n == 4:
         _pullback_loop_inplace(A, B, C_bar, A_bar, B_bar, 4, 4, 4)
     elif m == k and k == n and n == 3:
         _pullback_loop_inplace(A, B, C_bar, A_bar, B_bar, 3, 3, 3)
