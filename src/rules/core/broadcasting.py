@@ -38,7 +38,7 @@ def unbroadcast(
             f"a cotangent of shape {g_shape} cannot come from an input of shape {shape}"
         )
     if extra:
-        g = g.sum(axis=tuple(range(extra)))
+        g = _sum_leading(g, extra)
     stretched = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
     if stretched:
         g = g.sum(axis=stretched, keepdims=True)
@@ -47,6 +47,32 @@ def unbroadcast(
             f"a cotangent of shape {g_shape} cannot come from an input of shape {shape}"
         )
     return g
+
+
+_BLAS_SUMMED = frozenset(np.dtype(c) for c in "fdFD")
+
+
+def _sum_leading(g: np.ndarray, extra: int) -> np.ndarray:
+    """``g`` summed over its first ``extra`` axes.
+
+    For plain float and complex ndarrays in C order, a product by a vector of ones (BLAS ``gemv``;
+    a traced value of a nested differentiation is summed as it is):
+    numpy's ``sum`` over leading axes adds one short row at a time, which on a solve's
+    ``(10000, 4, 1)`` cotangent took 108 us against 10 us, and on ``(10000, 4, 4)`` 130 against
+    17 us. Either way an entry is the sum of the same terms with one rounding per addition, in
+    an order the library fixes: the results agree to rounding (up to the sign of a zero sum of
+    negative zeros), and NaN and inf propagate alike.
+    """
+    lead = int(np.prod(g.shape[:extra]))
+    if (
+        type(g) is np.ndarray
+        and g.dtype in _BLAS_SUMMED
+        and g.flags.c_contiguous
+        and lead > 1
+        and g.size
+    ):
+        return (np.ones(lead, g.dtype) @ g.reshape(lead, -1)).reshape(g.shape[extra:])
+    return g.sum(axis=tuple(range(extra)))
 
 
 def broadcast_tangent(
