@@ -156,3 +156,26 @@ def test_empty_matrices(shape):
     assert pullback((ZeroTangent(), np.ones_like(y[1]), np.ones_like(y[2])))[1].shape == shape
     _, y_dot = frule((NoTangent(), A), sla.lu, A)
     assert y_dot[2].shape == y[2].shape
+
+
+def test_row_permutations_of_every_operand_agree_with_take_along_axis(monkeypatch):
+    from kernels import rows as krows
+    from rules.linalg import lu as lu_rules
+
+    calls = []
+    gather = krows.rows_batched
+    monkeypatch.setattr(krows, "rows_batched", lambda X, i: calls.append(X.dtype) or gather(X, i))
+    rng = np.random.default_rng(6)
+    perm = np.stack([rng.permutation(5) for _ in range(3)]).astype(np.int32)
+    X = rng.standard_normal((3, 5, 4))
+    for operand, compiled in [
+        (X, True),
+        (X.astype(np.float32), True),
+        (X + 1j * X, True),
+        (X[:, :, ::2], False),  # not C-ordered
+        (X.astype(np.int64), False),  # not a kernel dtype
+    ]:
+        calls.clear()
+        got = lu_rules._rows(operand, perm)
+        np.testing.assert_array_equal(got, np.take_along_axis(operand, perm[..., None], axis=-2))
+        assert bool(calls) is compiled
