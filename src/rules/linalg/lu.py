@@ -71,7 +71,14 @@ from kernels import lu_single as klu_single
 from kernels import lu_unpacked as klu_unpacked
 from kernels import rows as krows
 from rules.core.cotangents import as_array_cotangent
-from rules.core.dispatch import forward_stack, kernel_array, kernel_eligible, paths, unstack
+from rules.core.dispatch import (
+    forward_stack,
+    kernel_array,
+    kernel_eligible,
+    kernel_ready,
+    paths,
+    unstack,
+)
 from rules.core.nesting import as_array, call, contiguous, is_traced
 from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg._stacks import adjoint, check_shape
@@ -80,22 +87,12 @@ from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, u
 # --- A = L[perm] @ U: kernels and the stacked formula --------------------------------------------
 
 
-_GATHERED = frozenset(np.dtype(c) for c in "fdD")  # the dtypes of kernels.rows.rows_batched
-
-
 def _rows(X: np.ndarray, index: np.ndarray) -> np.ndarray:
     """``X[..., index, :]`` per matrix of the stack (``index`` of shape ``(..., m)``).
 
-    A C-ordered ``(b, m, n)`` ndarray of a kernel dtype: ``kernels.rows.rows_batched``.
+    A kernel-ready ``(b, m, n)`` stack: ``kernels.rows.rows_batched``.
     """
-    if (
-        type(X) is np.ndarray
-        and X.ndim == 3
-        and index.ndim == 2
-        and X.dtype in _GATHERED
-        and X.flags.c_contiguous
-        and index.shape[0] == X.shape[0]
-    ):
+    if kernel_ready(X) and X.ndim == 3 and index.ndim == 2 and index.shape[0] == X.shape[0]:
         return krows.rows_batched(X, index)
     return np.take_along_axis(X, index[..., None], axis=-2)
 
