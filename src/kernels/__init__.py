@@ -39,6 +39,10 @@ says where numpy would raise ``LinAlgError``; NaN in gives NaN out. Example::
     X = np.random.default_rng(0).standard_normal((10000, 4, 4))
     L, info = cholesky_factor_batched(X @ X.transpose(0, 2, 1) + 4 * np.eye(4), True)
     assert not info.any()
+
+Products of stacks of small real matrices: :func:`kernels.tiled_products.matmul_tiled`
+(``A @ B`` of float64 or float32 ``(b, m, k)`` and ``(b, k, n)`` stacks, fastest with sides
+that are multiples of 4), with the product's pullback and pushforward beside it.
 """
 
 __tangent_algebra__ = True

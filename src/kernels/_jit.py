@@ -11,6 +11,14 @@
 * no ``parallel``: these machines have two cores and parallel compilation is slow; a kernel may
   opt in only with a benchmark that shows a gain.
 
+``jit_slp`` compiles with LLVM's SLP (straight-line) vectorizer on, for kernels written for it:
+register tiles of scalar locals, such as the tiled products of :mod:`kernels.tiled_products`.
+Numba turns that pass off by default (``NUMBA_SLP_VECTORIZE=0`` since Numba 0.57, after
+miscompilations were reported with the LLVM of that time: numba/numba pull request 8852), and
+its only switch is process-wide. ``jit_slp`` turns it on for the compilation of its own kernel
+only, under Numba's compiler lock, so no other function in the process (a user's included)
+compiles with it; a kernel compiled so is tested against numpy like every other one.
+
 ``jit_inline`` adds ``inline="always"`` (Numba-level inlining) for small helpers that a kernel
 calls with compile-time-constant sizes from a specialised branch (``if n == 4: helper(..., 4)``).
 Only after inlining does LLVM see the constant loop bounds and unroll the loops; without it the
@@ -37,10 +45,11 @@ import threading
 import warnings
 
 import numba
-from numba.core import sigutils
+from numba.core import config, sigutils
 from numba.core.caching import FunctionCache, IndexDataCacheFile
+from numba.core.compiler_lock import global_compiler_lock
 
-__all__ = ["KernelCacheWarning", "jit", "jit_inline"]
+__all__ = ["KernelCacheWarning", "jit", "jit_inline", "jit_slp"]
 
 _OPTIONS = {"nogil": True, "error_model": "numpy"}
 
@@ -176,5 +185,34 @@ def _decorator(**options):
     return jit
 
 
+def _with_slp(dispatcher):
+    """Make ``dispatcher`` compile (and load from the cache) with the SLP vectorizer on.
+
+    Numba reads ``config.SLP_VECTORIZE`` when it builds the pass pipeline of a compilation;
+    the flag is set and restored under the compiler lock that every compilation holds, so no
+    other compilation, in this thread or another, runs while it is set.
+    """
+    compile_ = dispatcher.compile
+
+    def compile(sig):
+        with global_compiler_lock:
+            saved = config.SLP_VECTORIZE
+            config.SLP_VECTORIZE = 1
+            try:
+                return compile_(sig)
+            finally:
+                config.SLP_VECTORIZE = saved
+
+    dispatcher.compile = compile
+    return dispatcher
+
+
 jit = _decorator(**_OPTIONS)
+
+
+def jit_slp(func):
+    """:func:`jit` with LLVM's SLP vectorizer on for this kernel's compilation (module docstring)."""
+    return _with_slp(jit(func))
+
+
 jit_inline = _decorator(**_OPTIONS, inline="always")

@@ -22,8 +22,11 @@ Paths (chosen for matmul by :func:`rules.core.dispatch.paths`):
   stacked matmul there, slower beyond); one plain matrix and larger stacks are numpy's BLAS
   matmul. For C-contiguous stacks of a kernel dtype the forward product ``C`` is the kernels'
   too (``matmul_batched``; the frule's ``C`` and ``C_dot`` in one pass), equal to numpy's to
-  rounding: numpy's stacked matmul costs more than the whole pullback there. The other products have no stacked small-matrix form and are BLAS-bound, so they have
-  no kernels.
+  rounding: numpy's stacked matmul costs more than the whole pullback there. Real stacks above
+  that, up to ``kernels.crossovers.MATMUL_TILED_MAX_N`` with every side a multiple of 4, take
+  ``kernels.tiled_products`` (register tiles) for the product, the pullback and the
+  pushforward. The other products have no stacked small-matrix form and are BLAS-bound, so
+  they have no kernels.
 
 References
 ----------
@@ -41,6 +44,7 @@ import scipy.sparse as sp
 
 from kernels import crossovers
 from kernels import products as kproducts
+from kernels import tiled_products as ktiled
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent, conj
 from rules.core.dispatch import kernel_ready, paths
@@ -111,6 +115,8 @@ def _pullback_large(A: np.ndarray, B: np.ndarray, C_bar: np.ndarray) -> tuple[An
     one process on an Intel Xeon: 0.59 against 0.62 ms for the pullback, 4000 x (8x8) 0.59
     against 0.71, 10000 x (5x5) 1.00 against 1.40); the view elsewhere.
     """
+    if _tiled_stacks(A, B) and kernel_ready(A, C_bar) and C_bar.ndim == 3:
+        return ktiled.matmul_pullback_tiled(A, B, C_bar)
     return _matmul(C_bar, kproducts.adjoint_operand(B)), _matmul(adjoint(A), C_bar)
 
 
@@ -120,6 +126,18 @@ def _pushforward_algebra(A: Any, B: Any, A_dot: Any, B_dot: Any) -> Any:
     A zero tangent stays symbolic: ``ZeroTangent() @ B`` is ``ZeroTangent()``, the identity of +.
     """
     return _matmul(A_dot, B) + _matmul(A, B_dot)
+
+
+def _pushforward_large(A: np.ndarray, B: np.ndarray, A_dot: np.ndarray, B_dot: np.ndarray) -> Any:
+    """BLAS path of the pushforward, or the tiled kernel for the stacks it takes (``_tiled_stacks``)."""
+    if (
+        _tiled_stacks(A, B)
+        and kernel_ready(A, A_dot, B_dot)
+        and A_dot.shape == A.shape
+        and B_dot.shape == B.shape
+    ):
+        return ktiled.matmul_pushforward_tiled(A, B, A_dot, B_dot)
+    return _pushforward_algebra(A, B, A_dot, B_dot)
 
 
 def _pullback_kernel(A: np.ndarray, B: np.ndarray, C_bar: np.ndarray) -> tuple[Any, Any]:
@@ -153,7 +171,7 @@ _PUSHFORWARD = paths(
     algebra=_pushforward_algebra,
     formula=_pushforward_algebra,
     batched=_pushforward_kernel,
-    large=_pushforward_algebra,
+    large=_pushforward_large,
     large_takes_stacks=True,
     single_max_n=None,
     stack_max_n="MATMUL_STACK_MAX_N",
@@ -233,7 +251,12 @@ def matmul_rrule(A: Any, B: Any) -> tuple[Any, Any]:
         return _matmul_rrule_plain(A, B)
     if sp.issparse(A) or sp.issparse(B):
         return sparse_matmul_rrule(A, B)
-    C = kproducts.matmul_batched(A, B) if _small_stacks(A, B) else _matmul(A, B)
+    if _small_stacks(A, B):
+        C = kproducts.matmul_batched(A, B)
+    elif _tiled_stacks(A, B):
+        C = ktiled.matmul_tiled(A, B)
+    else:
+        C = _matmul(A, B)
     return C, _matmul_rrule_general(A, B, C)
 
 
@@ -269,6 +292,27 @@ def _small_stacks(A: Any, B: Any) -> bool:
         and A.shape[0] == B.shape[0]
         and A.shape[2] == B.shape[1]
         and max(A.shape[1], A.shape[2], B.shape[2]) <= crossovers.MATMUL_STACK_MAX_N
+    )
+
+
+def _tiled_stacks(A: Any, B: Any) -> bool:
+    """C-contiguous real ``(b, m, k)``, ``(b, k, n)`` stacks that ``kernels.tiled_products`` takes.
+
+    One kernel dtype with an entry in ``kernels.crossovers.MATMUL_TILED_MAX_N``, every side a
+    multiple of 4, the largest above ``MATMUL_STACK_MAX_N`` and up to that entry.
+    """
+    if not kernel_ready(A, B) or A.ndim != 3 or B.ndim != 3:
+        return False
+    limit = crossovers.MATMUL_TILED_MAX_N.get(A.dtype.char)
+    (b, m, k), (b_, k_, n) = A.shape, B.shape
+    return (
+        limit is not None
+        and b == b_
+        and k == k_
+        and m % 4 == 0
+        and k % 4 == 0
+        and n % 4 == 0
+        and crossovers.MATMUL_STACK_MAX_N < max(m, k, n) <= limit
     )
 
 
@@ -323,7 +367,9 @@ def matmul_frule_lane(tangents: Any, A: Any, B: Any) -> tuple[Any, Any] | None:
             and B_dot.dtype is dtype
             and A_dot.shape == a_shape
             and B_dot.shape == b_shape
-        ):  # a real stack above the kernels: numpy's stacked matmul, as the general rule would
+        ):  # a real stack above the loop kernels: tiles, or numpy's stacked matmul
+            if _tiled_stacks(A, B) and kernel_ready(A, A_dot, B_dot):
+                return ktiled.matmul_with_pushforward_tiled(A, B, A_dot, B_dot)
             C = A @ B
             C_dot = A_dot @ B
             C_dot += A @ B_dot

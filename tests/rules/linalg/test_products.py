@@ -362,3 +362,58 @@ def test_the_lane_takes_real_stacks_above_the_kernels(randn, dtype):
     got = products.matmul_frule_lane((NoTangent(), small, small), small, small)
     assert got is not None  # the compiled product and tangent in one pass
     np.testing.assert_allclose(got[1], 2 * small @ small, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("sides", "tiled"),
+    [
+        ((8, 8, 8), True),
+        ((16, 12, 4), True),
+        ((4, 8, 20), True),
+        ((6, 6, 6), False),  # a side not a multiple of 4: numpy's matmul
+        ((100, 4, 4), False),  # above the crossover of every dtype
+    ],
+)
+def test_real_stacks_of_sides_in_fours_take_the_tiled_kernels(
+    randn, dtype, monkeypatch, sides, tiled
+):
+    """Forward, pullback and pushforward (the lane and the general rule) through
+    ``kernels.tiled_products`` within ``MATMUL_TILED_MAX_N`` of their dtype, the same numbers."""
+    m, k, n = sides
+    A, B, C_bar = randn(dtype, 3, m, k), randn(dtype, 3, k, n), randn(dtype, 3, m, n)
+    A_dot, B_dot = randn(dtype, 3, m, k), randn(dtype, 3, k, n)
+    calls = []
+    for name in ktiled_names:
+        original = getattr(products.ktiled, name)
+        monkeypatch.setattr(
+            products.ktiled, name, lambda *a, f=original, name=name: calls.append(name) or f(*a)
+        )
+    C, pullback = rrule(np.matmul, A, B)
+    _, A_bar, B_bar = pullback(C_bar)
+    C_f, C_dot = frule((NoTangent(), A_dot, B_dot), np.matmul, A, B)  # the lane
+    C_dot_general = products._PUSHFORWARD(A, B, A_dot, B_dot, n=max(sides))
+    limit = products.crossovers.MATMUL_TILED_MAX_N.get(dtype.char, 0)
+    expected = tiled and max(sides) <= limit
+    assert calls == (ktiled_names if expected else [])
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for got, want in [
+        (C, A @ B),
+        (C_f, A @ B),
+        (A_bar, C_bar @ B.conj().mT),
+        (B_bar, A.conj().mT @ C_bar),
+        (C_dot, A_dot @ B + A @ B_dot),
+        (C_dot_general, A_dot @ B + A @ B_dot),
+    ]:
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(sides))
+    if expected and dtype == np.float64:  # against finite differences, through the kernels
+        check_rrule(np.matmul, A, B)
+        check_frule(np.matmul, A, B)
+
+
+ktiled_names = [
+    "matmul_tiled",
+    "matmul_pullback_tiled",
+    "matmul_with_pushforward_tiled",
+    "matmul_pushforward_tiled",
+]
