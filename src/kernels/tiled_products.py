@@ -36,13 +36,17 @@ win) up to ``kernels.crossovers.MATMUL_TILED_MAX_N``.
 
 import numpy as np
 
+from kernels import crossovers
 from kernels._alloc import empty_pair_like
 from kernels._jit import jit_inline, jit_slp
 
 __all__ = [
+    "fits",
+    "matmul_nt_tiled",
     "matmul_pullback_tiled",
     "matmul_pushforward_tiled",
     "matmul_tiled",
+    "matmul_tn_tiled",
     "matmul_with_pushforward_tiled",
 ]
 
@@ -216,3 +220,48 @@ def matmul_pullback_tiled(A, B, C_bar):
         _product_inplace(C_bar[t], Bt, C_bar[t], Bt, A_bar[t], False, False)
         _product_inplace(A[t], C_bar[t], A[t], C_bar[t], B_bar[t], False, True)
     return A_bar, B_bar
+
+
+@jit_slp
+def matmul_nt_tiled(X, Y):
+    """Return ``X[t] Y[t]^T`` for real C-contiguous stacks ``X`` (b, m, k), ``Y`` (b, n, k)."""
+    C = np.empty((X.shape[0], X.shape[1], Y.shape[1]), dtype=X.dtype)
+    Yt = np.empty((Y.shape[2], Y.shape[1]), dtype=X.dtype)
+    for t in range(X.shape[0]):
+        _transpose_into(Y[t], Yt)
+        _product_inplace(X[t], Yt, X[t], Yt, C[t], False, False)
+    return C
+
+
+@jit_slp
+def matmul_tn_tiled(X, Y):
+    """Return ``X[t]^T Y[t]`` for real C-contiguous stacks ``X`` (b, k, m), ``Y`` (b, k, n)."""
+    C = np.empty((X.shape[0], X.shape[2], Y.shape[2]), dtype=X.dtype)
+    for t in range(X.shape[0]):
+        _product_inplace(X[t], Y[t], X[t], Y[t], C[t], False, True)
+    return C
+
+
+def fits(sides, *stacks):
+    """Whether these kernels take a product of ``stacks`` whose ``(m, k, n)`` are ``sides``.
+
+    The stacks: 3-D ndarrays of one dtype with an entry in
+    ``kernels.crossovers.MATMUL_TILED_MAX_N`` (float64, float32), C-contiguous, aligned and
+    writable (Numba compiles read-only arrays as another type). The sides: multiples of 4,
+    the largest above ``kernels.crossovers.MATMUL_STACK_MAX_N`` (where the loop kernels of
+    ``kernels.products`` win) and up to that entry. A plain Python function, for the callers'
+    choice of path.
+    """
+    first = stacks[0]
+    if type(first) is not np.ndarray:
+        return False
+    limit = crossovers.MATMUL_TILED_MAX_N.get(first.dtype.char)
+    if limit is None:
+        return False
+    for x in stacks:
+        if type(x) is not np.ndarray or x.ndim != 3 or x.dtype != first.dtype:
+            return False
+        if not x.flags.carray:
+            return False
+    largest = max(sides)
+    return all(side % 4 == 0 for side in sides) and crossovers.MATMUL_STACK_MAX_N < largest <= limit

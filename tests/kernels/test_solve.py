@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+from kernels import tiled_products
 from kernels.lu import lu_factor_batched
 from kernels.solve import (
     inv_pullback,
@@ -209,6 +210,28 @@ def test_inv_pullback_and_pushforward_match_formulas(rng, dtype, n):
     assert_allclose(inv_pullback_blas(Y, Y_bar), A_bar, **tol)
     assert_allclose(inv_pushforward_blas(Y, A_dot), Y_dot, **tol)
     assert_allclose(inner(A_bar, A_dot), inner(Y_bar, Y_dot), rtol=rtol(dtype) * 10)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [8, 12, 6])
+def test_inv_blas_paths_of_stacks_multiply_by_tiles_where_they_fit(rng, dtype, n, monkeypatch):
+    """Real stacks with sides in fours take kernels.tiled_products; the same numbers as BLAS."""
+    Y = np.stack([np.linalg.inv(well_conditioned(rng, n, dtype)) for _ in range(3)])
+    Y_bar, A_dot = rand(rng, (3, n, n), dtype), rand(rng, (3, n, n), dtype)
+    calls = []
+    for name in ("matmul_nt_tiled", "matmul_tn_tiled", "matmul_tiled"):
+        original = getattr(tiled_products, name)
+        monkeypatch.setattr(
+            tiled_products, name, lambda *a, f=original, name=name: calls.append(name) or f(*a)
+        )
+    A_bar, Y_dot = inv_pullback_blas(Y, Y_bar), inv_pushforward_blas(Y, A_dot)
+    fits = dtype != np.complex128 and n % 4 == 0
+    expected = ["matmul_nt_tiled", "matmul_tn_tiled", "matmul_tiled", "matmul_tiled"]
+    assert calls == (expected if fits else [])
+    tol = {"rtol": rtol(dtype), "atol": rtol(dtype)}
+    assert A_bar.dtype == Y_dot.dtype == dtype
+    assert_allclose(A_bar, -H(Y) @ Y_bar @ H(Y), **tol)
+    assert_allclose(Y_dot, -Y @ A_dot @ Y, **tol)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])

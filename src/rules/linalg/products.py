@@ -296,24 +296,11 @@ def _small_stacks(A: Any, B: Any) -> bool:
 
 
 def _tiled_stacks(A: Any, B: Any) -> bool:
-    """C-contiguous real ``(b, m, k)``, ``(b, k, n)`` stacks that ``kernels.tiled_products`` takes.
-
-    One kernel dtype with an entry in ``kernels.crossovers.MATMUL_TILED_MAX_N``, every side a
-    multiple of 4, the largest above ``MATMUL_STACK_MAX_N`` and up to that entry.
-    """
-    if not kernel_ready(A, B) or A.ndim != 3 or B.ndim != 3:
+    """``(b, m, k)``, ``(b, k, n)`` stacks that ``kernels.tiled_products`` takes (``fits``)."""
+    if type(A) is not np.ndarray or type(B) is not np.ndarray or A.ndim != 3 or B.ndim != 3:
         return False
-    limit = crossovers.MATMUL_TILED_MAX_N.get(A.dtype.char)
     (b, m, k), (b_, k_, n) = A.shape, B.shape
-    return (
-        limit is not None
-        and b == b_
-        and k == k_
-        and m % 4 == 0
-        and k % 4 == 0
-        and n % 4 == 0
-        and crossovers.MATMUL_STACK_MAX_N < max(m, k, n) <= limit
-    )
+    return b == b_ and k == k_ and ktiled.fits((m, k, n), A, B)
 
 
 _NDARRAY = np.ndarray  # a module global: one dictionary lookup, not two

@@ -95,6 +95,7 @@ import numpy as np
 
 from kernels import crossovers
 from kernels import svd as ksvd
+from kernels import tiled_products as ktiled
 from kernels.spectral_checked import svdvals_pullback_one
 from kernels.svd_bidiagonal import svd_bidiagonal_batched
 from kernels.svd_forward import svd_batched
@@ -440,8 +441,14 @@ def _scaled_product(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndar
 
 
 def _scaled_products(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndarray:
-    """``U diag(s_bar) Vh`` of each matrix of a stack (``kernels.svd``'s BLAS path, without its checks)."""
-    return (U * s_bar[:, None, :]) @ Vh
+    """``U diag(s_bar) Vh`` of each matrix of a stack (``kernels.svd``'s BLAS path, unchecked).
+
+    By ``kernels.tiled_products`` where it fits (real stacks, sides in fours).
+    """
+    US = U * s_bar[:, None, :]
+    if ktiled.fits((US.shape[1], US.shape[2], Vh.shape[2]), US, Vh):
+        return ktiled.matmul_tiled(US, Vh)
+    return US @ Vh
 
 
 def _frule(
