@@ -41,8 +41,9 @@ says where numpy would raise ``LinAlgError``; NaN in gives NaN out. Example::
     assert not info.any()
 
 Products of stacks of small real matrices: :func:`kernels.tiled_products.matmul_tiled`
-(``A @ B`` of float64 or float32 ``(b, m, k)`` and ``(b, k, n)`` stacks, fastest with sides
-that are multiples of 4), with the product's pullback and pushforward beside it.
+(``A @ B`` of C-ordered, writable float64 or float32 ``(b, m, k)`` and ``(b, k, n)`` stacks,
+fastest with sides that are multiples of 4; ``kernels.tiled_products.fits`` says where they
+beat numpy's matmul), with the product's pullback and pushforward beside it.
 """
 
 __tangent_algebra__ = True

@@ -15,9 +15,13 @@
 register tiles of scalar locals, such as the tiled products of :mod:`kernels.tiled_products`.
 Numba turns that pass off by default (``NUMBA_SLP_VECTORIZE=0`` since Numba 0.57, after
 miscompilations were reported with the LLVM of that time: numba/numba pull request 8852), and
-its only switch is process-wide. ``jit_slp`` turns it on for the compilation of its own kernel
-only, under Numba's compiler lock, so no other function in the process (a user's included)
-compiles with it; a kernel compiled so is tested against numpy like every other one.
+its only switch is process-wide. ``jit_slp`` turns it on while its own kernel compiles, under
+Numba's compiler lock, which every compilation in the process holds: no compilation in another
+thread sees it. A function compiled for the first time *inside* that window (a callee of the
+kernel, a Numba ``@overload`` it uses) is compiled with it too, and keeps that code; so
+``jit_slp`` kernels call ``jit_inline`` helpers only, which become part of the kernel. Cached
+code compiled with it is kept under its own index keys (:class:`_SlpCache`). The kernels
+compiled so are tested against numpy like every other one.
 
 ``jit_inline`` adds ``inline="always"`` (Numba-level inlining) for small helpers that a kernel
 calls with compile-time-constant sizes from a specialised branch (``if n == 4: helper(..., 4)``).
@@ -185,17 +189,33 @@ def _decorator(**options):
     return jit
 
 
+class _SlpCache(_FallbackCache):
+    """:class:`_FallbackCache` whose index keys say that the code was compiled with SLP.
+
+    Numba's keys record the signature, the target and the bytecode, not the passes: without
+    this, code compiled with and without the SLP vectorizer would share entries.
+    """
+
+    def _index_key(self, sig, codegen):
+        return (*super()._index_key(sig, codegen), ("slp", 1))
+
+
 def _with_slp(dispatcher):
     """Make ``dispatcher`` compile (and load from the cache) with the SLP vectorizer on.
 
     Numba reads ``config.SLP_VECTORIZE`` when it builds the pass pipeline of a compilation;
     the flag is set and restored under the compiler lock that every compilation holds, so no
-    other compilation, in this thread or another, runs while it is set.
+    compilation in another thread runs while it is set. Numba's compiler reloads its
+    configuration from the ``NUMBA_*`` environment variables when they changed since the last
+    reload, which would reset the flag mid-compilation; the configuration is reloaded first.
     """
     compile_ = dispatcher.compile
+    if isinstance(dispatcher._cache, _FallbackCache):
+        dispatcher._cache = _SlpCache(dispatcher.py_func)
 
     def compile(sig):
         with global_compiler_lock:
+            config.reload_config()  # now, not inside the compilation
             saved = config.SLP_VECTORIZE
             config.SLP_VECTORIZE = 1
             try:

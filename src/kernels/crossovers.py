@@ -137,15 +137,21 @@ EIGVALSH_LOOPS_MAX_N = {"d": 16, "D": 16, "f": 8}
 # kernels.products in one compiled call; numpy's stacked matmul above.
 MATMUL_STACK_MAX_N = 4
 
-# matmul (forward, pullback, pushforward): real stacks above MATMUL_STACK_MAX_N up to this on a
-# side, by dtype char, with every side a multiple of 4, go through kernels.tiled_products
-# (register tiles vectorised by LLVM's SLP pass); numpy's stacked matmul above and for other
-# sides (the tiles' scalar edges lose to it at 6, 7 and 10). Against numpy's stacked matmul,
-# one process, AMD EPYC with numpy's OpenBLAS on its Haswell kernels, 256,000 entries per
-# stack (forward / with pushforward / pullback): float64 8x8 2.6 / 2.9 / 1.9x, 16x16 2.0 /
-# 2.3 / 1.6x, 32x32 1.7 / 1.9 / 1.5x, 96x96 1.2 / 1.2 / 1.3x; float32 16x16 1.3 / 1.4 / 1.2x,
-# 20x20 1.1 / 1.1 / 0.96x (sgemm's vectors are twice as wide as the float32 tiles use).
-MATMUL_TILED_MAX_N = {"d": 96, "f": 16}
+# matmul (forward, pullback, pushforward), and the products of inv's and svdvals' stacked
+# derivatives: real stacks above MATMUL_STACK_MAX_N up to this on a side, by dtype char, with
+# every side a multiple of 4, go through kernels.tiled_products (register tiles vectorised by
+# LLVM's SLP pass); numpy's stacked matmul above and for other sides (the tiles' scalar edges
+# lose to it at 6, 7 and 10). Against numpy's stacked matmul, one process, AMD EPYC with
+# AVX-512 (kernels.tiled_products.WIDE) and numpy's OpenBLAS on its Haswell kernels, about
+# 256,000 entries per stack (forward / with pushforward / pullback): float64 8x8 2.5 / 2.6 /
+# 1.8x, 16x16 2.4 / 2.7 / 1.8x, 32x32 2.2 / 2.5 / 1.9x, 96x96 1.9 / 1.7 / 1.6x, 128x128 1.5 /
+# 1.6 / 0.92x; float32 16x16 1.9 / 2.2 / 1.5x, 96x96 1.3 / 1.3 / 1.3x. Without AVX-512 (blocks
+# of 4x8 only, measured on the same machine) float32 lost from 20x20 on (pullback 0.96x, its
+# vectors half full): MATMUL_TILED_NARROW_MAX_N. inv's and svdvals' derivatives were measured
+# with the tiles at 1000 x (16x16) float64 only (kernels.solve.inv_pullback_blas,
+# rules.linalg.svd._scaled_products), where each took about 0.6 of its BLAS time.
+MATMUL_TILED_MAX_N = {"d": 96, "f": 96}
+MATMUL_TILED_NARROW_MAX_N = {"d": 96, "f": 16}
 
 # Products by an adjoint, X @ Y^H, of real stacks up to this on a side (the BLAS paths of the
 # matmul and inv pullbacks; qr's and solve's stacked pullbacks measured within noise): numpy's

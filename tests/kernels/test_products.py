@@ -188,3 +188,34 @@ def test_the_copy_pays_exactly_on_the_small_gemm_cores(monkeypatch):
         monkeypatch.setattr(products, "numpy_openblas_core", lambda core=core: core)
         assert products.adjoint_copy_pays() is pays
     products.adjoint_copy_pays.cache_clear()
+
+
+@pytest.mark.parametrize("dtype_", [np.float64, np.complex128])
+def test_slp_compilation_gives_the_same_bits(dtype_):
+    """kernels.products' stack kernels compile with SLP (jit_slp): the same bits as without."""
+    import numba
+
+    from kernels import _jit
+
+    rng = np.random.default_rng(3)
+
+    def rand(*shape):
+        x = rng.standard_normal(shape)
+        return (x + 1j * rng.standard_normal(shape) if dtype_ == np.complex128 else x).astype(
+            dtype_
+        )
+
+    A, B, A_dot, B_dot, C_bar = (
+        rand(50, 4, 4),
+        rand(50, 4, 4),
+        rand(50, 4, 4),
+        rand(50, 4, 4),
+        rand(50, 4, 4),
+    )
+    for kernel, args in [
+        (matmul_with_pushforward_batched, (A, B, A_dot, B_dot)),
+        (matmul_pullback_batched, (A, B, C_bar)),
+    ]:
+        plain = numba.njit(kernel.py_func, **_jit._OPTIONS)  # Numba's default: no SLP
+        for got, want in zip(kernel(*args), plain(*args), strict=True):
+            np.testing.assert_array_equal(got, want)

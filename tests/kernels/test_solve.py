@@ -225,7 +225,8 @@ def test_inv_blas_paths_of_stacks_multiply_by_tiles_where_they_fit(rng, dtype, n
             tiled_products, name, lambda *a, f=original, name=name: calls.append(name) or f(*a)
         )
     A_bar, Y_dot = inv_pullback_blas(Y, Y_bar), inv_pushforward_blas(Y, A_dot)
-    fits = dtype != np.complex128 and n % 4 == 0
+    fits = tiled_products.fits((n, n, n), Y, Y_bar)
+    assert fits == (dtype != np.complex128 and n % 4 == 0)  # n = 8, 12: within every limit
     expected = ["matmul_nt_tiled", "matmul_tn_tiled", "matmul_tiled", "matmul_tiled"]
     assert calls == (expected if fits else [])
     tol = {"rtol": rtol(dtype), "atol": rtol(dtype)}

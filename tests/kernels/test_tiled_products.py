@@ -4,11 +4,14 @@ import numba
 import numpy as np
 import pytest
 
-from kernels import _jit
+from kernels import _jit, tiled_products
 from kernels.tiled_products import (
+    fits,
+    matmul_nt_tiled,
     matmul_pullback_tiled,
     matmul_pushforward_tiled,
     matmul_tiled,
+    matmul_tn_tiled,
     matmul_with_pushforward_tiled,
 )
 
@@ -48,7 +51,11 @@ def test_each_kernel_matches_the_exact_products(stacks, dtype, m, k, n):
     C_dot = matmul_pushforward_tiled(A, B, A_dot, B_dot)
     C_w, C_dot_w = matmul_with_pushforward_tiled(A, B, A_dot, B_dot)
     A_bar, B_bar = matmul_pullback_tiled(A, B, C_bar)
+    NT = matmul_nt_tiled(A, np.ascontiguousarray(B.mT))  # A (B^T)^T
+    TN = matmul_tn_tiled(np.ascontiguousarray(A.mT), B)  # (A^T)^T B
     expected = [
+        (NT, exact(A, B), [(A, B)]),
+        (TN, exact(A, B), [(A, B)]),
         (C, exact(A, B), [(A, B)]),
         (C_dot, exact(A_dot, B) + exact(A, B_dot), [(A_dot, B), (A, B_dot)]),
         (A_bar, exact(C_bar, B.mT), [(C_bar, B.mT)]),
@@ -68,12 +75,14 @@ def test_each_kernel_matches_the_exact_products(stacks, dtype, m, k, n):
 
 
 @pytest.mark.parametrize("dtype", REAL)
-def test_each_entry_is_the_sum_over_p_in_order(stacks, dtype):
-    """No reassociation: the kernels' sums are bit for bit the plain loop's."""
-    A, B = stacks(dtype, (2, 8, 6), (2, 6, 12))
+@pytest.mark.parametrize("sides", [(8, 6, 12), (5, 6, 9), (4, 6, 32)])
+def test_each_entry_is_the_sum_over_p_in_order(stacks, dtype, sides):
+    """No reassociation: the sums of the tiles and of the edges are bit for bit the loop's."""
+    m, k, n = sides
+    A, B = stacks(dtype, (2, m, k), (2, k, n))
     C = matmul_tiled(A, B)
     loop = np.zeros(C.shape, dtype)
-    for p in range(6):
+    for p in range(k):
         loop += A[:, :, p, None] * B[:, None, p, :]  # in dtype: one rounding per step
     np.testing.assert_array_equal(C, loop)
 
@@ -94,6 +103,56 @@ def test_nan_and_inf_reach_the_entries_they_reach_in_numpy(m, k, n):
         ]:
             np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
             np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+
+
+def test_blocks_of_16_and_of_8_give_the_same_bits(stacks, monkeypatch):
+    """The AVX-512 blocks (WIDE) and the narrow ones sum each entry over p in the same order.
+
+    The kernels as compiled here against copies compiled with the other setting of ``WIDE``
+    (which Numba reads when it compiles): pair and transposed tiles, edges included.
+    """
+    monkeypatch.setattr(tiled_products, "WIDE", not tiled_products.WIDE)
+    for name in ("matmul_with_pushforward_tiled", "matmul_pullback_tiled"):
+        kernel = getattr(tiled_products, name)
+        other = _jit._with_slp(numba.njit(kernel.py_func, **_jit._OPTIONS))
+        for m, k, n in [(16, 8, 32), (8, 5, 28), (13, 16, 17)]:
+            A, B, A_dot, B_dot = stacks(np.float64, (2, m, k), (2, k, n), (2, m, k), (2, k, n))
+            C_bar = stacks(np.float64, (2, m, n))[0]
+            args = (A, B, A_dot, B_dot) if "pushforward" in name else (A, B, C_bar)
+            for got, want in zip(other(*args), kernel(*args), strict=True):
+                np.testing.assert_array_equal(got, want)
+
+
+def test_mismatched_shapes_raise(stacks):
+    """No bounds checks inside: the kernels check that their operands fit."""
+    A, B, B1 = stacks(np.float64, (3, 8, 8), (3, 8, 8), (1, 8, 8))
+    with pytest.raises(ValueError, match="do not fit"):
+        matmul_tiled(A, B1)
+    with pytest.raises(ValueError, match="do not fit"):
+        matmul_tiled(A, np.ascontiguousarray(B[:, :4]))
+    with pytest.raises(ValueError, match="shaped as"):
+        matmul_pushforward_tiled(A, B, A, B1)
+    with pytest.raises(ValueError, match="C_bar"):
+        matmul_pullback_tiled(A, B, B1)
+    with pytest.raises(ValueError, match="do not fit"):
+        matmul_nt_tiled(A, B1)
+    with pytest.raises(ValueError, match="do not fit"):
+        matmul_tn_tiled(A, B1)
+
+
+def test_fits(stacks):
+    A = stacks(np.float64, (3, 8, 8))[0]
+    assert fits((8, 8, 8), A, A)
+    assert not fits((8, 8, 6), A, A)  # a side not in fours
+    assert not fits((4, 4, 4), A, A)  # the loop kernels' sizes
+    assert not fits((8, 8, 8), A.astype(">f8"), A.astype(">f8"))  # Numba takes native only
+    assert not fits((8, 8, 8), A.astype(np.complex128), A.astype(np.complex128))
+    assert not fits((8, 8, 8), A, np.asfortranarray(A))
+    read_only = A.copy()
+    read_only.flags.writeable = False
+    assert not fits((8, 8, 8), A, read_only)
+    assert not fits((8, 8, 8), A, A.astype(np.float32))
+    assert not fits((8, 8, 8), A[0], A[0])  # stacks only
 
 
 def test_an_empty_stack(stacks):
@@ -125,6 +184,35 @@ def test_slp_is_on_for_the_kernels_compilation_only():
     plain.compile = lambda sig: seen.append(numba.core.config.SLP_VECTORIZE) or compile_plain(sig)
     assert plain(2.0) == 4.0
     assert seen == [before]
+
+
+def test_slp_survives_a_change_of_numba_environment_variables(monkeypatch):
+    """Numba's compiler reloads its configuration when a NUMBA_* variable changed, which would
+    reset the flag mid-compilation; ``jit_slp`` reloads it before setting the flag."""
+    seen = []
+
+    def passes(*args, **kwargs):
+        seen.append(numba.core.config.SLP_VECTORIZE)
+        return original(*args, **kwargs)
+
+    codegen = numba.core.codegen.CPUCodegen
+    original = codegen._module_pass_manager
+    monkeypatch.setattr(codegen, "_module_pass_manager", lambda self, **kw: passes(self, **kw))
+    monkeypatch.setenv("NUMBA_DEBUG_CACHE", "0")  # changed since Numba last read the environment
+    dispatcher = _jit._with_slp(numba.njit(lambda x: 3.0 * x))
+    assert dispatcher(1.0) == 3.0
+    assert seen
+    assert all(seen)  # every pipeline built during the compilation had SLP on
+
+
+def test_slp_code_has_its_own_cache_keys(stacks):
+    assert isinstance(matmul_tiled._cache, _jit._SlpCache)
+    A = stacks(np.float64, (1, 8, 8))[0]
+    matmul_tiled(A, A)
+    codegen = matmul_tiled.targetctx.codegen()
+    sig = matmul_tiled.signatures[0]
+    plain = _jit._FallbackCache(matmul_tiled.py_func)
+    assert matmul_tiled._cache._index_key(sig, codegen) != plain._index_key(sig, codegen)
 
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86 mnemonics")

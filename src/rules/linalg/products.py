@@ -108,7 +108,8 @@ def _pullback_formula(A: Any, B: Any, C_bar: Any) -> tuple[Any, Any]:
 def _pullback_large(A: np.ndarray, B: np.ndarray, C_bar: np.ndarray) -> tuple[Any, Any]:
     """BLAS path (C-ordered arrays of one kernel dtype above the stack kernels' crossover).
 
-    :func:`_pullback_algebra`, except that ``C_bar B^H`` multiplies by
+    Real ``(b, m, k) @ (b, k, n)`` stacks that ``kernels.tiled_products.fits`` takes go to its
+    tiled pullback. Otherwise :func:`_pullback_algebra`, except that ``C_bar B^H`` multiplies by
     ``kernels.products.adjoint_operand(B)``: for real stacks of small matrices a C-ordered copy
     of ``B^T`` where numpy's OpenBLAS runs its SkylakeX kernels, whose small-matrix gemm takes
     about twice as long with the transposed view as its right operand (1000 x (16x16) float64,

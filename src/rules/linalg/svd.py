@@ -430,7 +430,7 @@ def _values_rule(name: str, a: Any, U: Any, s: Any, Vh: Any, hermitian: bool) ->
         and a.dtype in PLAIN_REAL
         and U_k.dtype is a.dtype
         and max(a.shape[1:]) > crossovers.SVD_LOOPS_MAX_N
-    ):  # a plain real stack above the loop kernels: numpy's stacked product, as the BLAS path
+    ):  # a plain real stack above the loop kernels: the stacked product, as the BLAS path
         return s, plain_pullback(svdvals_pullback, s.shape, s.dtype, _scaled_products, U_k, Vh_k)
     return s, svdvals_pullback
 

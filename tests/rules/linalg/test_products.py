@@ -3,6 +3,7 @@ import operator
 import numpy as np
 import pytest
 
+from kernels import crossovers
 from rules import frule, rrule
 from rules.linalg import products
 from rules.testing import check_frule, check_rrule
@@ -371,7 +372,7 @@ def test_the_lane_takes_real_stacks_above_the_kernels(randn, dtype):
         ((16, 12, 4), True),
         ((4, 8, 20), True),
         ((6, 6, 6), False),  # a side not a multiple of 4: numpy's matmul
-        ((100, 4, 4), False),  # above the crossover of every dtype
+        ((max(crossovers.MATMUL_TILED_MAX_N.values()) + 4, 4, 4), False),  # above every dtype's
     ],
 )
 def test_real_stacks_of_sides_in_fours_take_the_tiled_kernels(
@@ -392,7 +393,12 @@ def test_real_stacks_of_sides_in_fours_take_the_tiled_kernels(
     _, A_bar, B_bar = pullback(C_bar)
     C_f, C_dot = frule((NoTangent(), A_dot, B_dot), np.matmul, A, B)  # the lane
     C_dot_general = products._PUSHFORWARD(A, B, A_dot, B_dot, n=max(sides))
-    limit = products.crossovers.MATMUL_TILED_MAX_N.get(dtype.char, 0)
+    limits = (
+        crossovers.MATMUL_TILED_MAX_N
+        if products.ktiled.WIDE
+        else crossovers.MATMUL_TILED_NARROW_MAX_N
+    )
+    limit = limits.get(dtype.char, 0)
     expected = tiled and max(sides) <= limit
     assert calls == (ktiled_names if expected else [])
     tol = 1e-5 if dtype == np.float32 else 1e-12
