@@ -6,12 +6,14 @@ from rules import frule, rrule
 from rules.linalg import inverse
 from rules.testing import check_frule, check_rrule
 from tangents import (
+    AbstractZero,
     Diagonal,
     Hermitian,
     LowerTriangular,
     NoTangent,
     Symmetric,
     UpperTriangular,
+    ZeroTangent,
 )
 
 
@@ -140,3 +142,30 @@ def test_one_plain_real_matrix_agrees_with_the_kernel_path(randn, real):
     np.testing.assert_allclose(Y_dot, -Y @ a_dot @ Y, rtol=tol, atol=tol)
     with pytest.raises(ValueError, match="inv"):
         pullback(np.ones((5, 4), real))
+
+
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_the_plain_forward_is_the_general_one(randn, real, layout):
+    """One plain real matrix skips the rule's plumbing: the same inverse, bit for bit, and the
+    general pullback (projection included) for any cotangent that is not a plain ndarray."""
+    a = randn(real, 6, 6) + 6 * np.eye(6, dtype=real)
+    if layout == "F":
+        a = np.asfortranarray(a)
+    elif layout == "strided":
+        a = np.repeat(a, 2, axis=1)[:, ::2]
+    y, pullback = rrule(np.linalg.inv, a)
+    _, Y = inverse._inverse("np.linalg.inv", a)
+    assert y.dtype == real
+    assert y.flags.c_contiguous
+    np.testing.assert_array_equal(y, Y)
+    Y_bar = randn(real, 6, 6)
+    tol = 1e-4 if real == np.float32 else 1e-12
+    want = -Y.T @ Y_bar @ Y.T
+    for cotangent in (Y_bar, np.asfortranarray(Y_bar), Y_bar.astype(np.complex128)):
+        a_bar = pullback(cotangent)[1]
+        assert a_bar.dtype == real  # projected onto the real primal
+        np.testing.assert_allclose(a_bar, want, rtol=tol, atol=tol)
+    assert isinstance(pullback(ZeroTangent())[1], AbstractZero)
+    with pytest.raises(np.linalg.LinAlgError, match=r"np\.linalg\.inv"):
+        rrule(np.linalg.inv, np.zeros((3, 3), real))
