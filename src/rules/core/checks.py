@@ -209,6 +209,9 @@ def named(error: Exception, function: str, stage: str) -> Exception | None:
 # --- the registry's hot path: calls whose every check passes with nothing converted -------------
 
 
+_SCALARS = frozenset((float, complex, np.float64, np.float32, np.complex128, np.complex64))
+
+
 def plain_parts(y: tuple[Any, ...], y_bar: Any, n: int) -> bool:
     """Whether ``y_bar`` holds one plain non-object ndarray of its shape per output of ``y``.
 
@@ -218,11 +221,19 @@ def plain_parts(y: tuple[Any, ...], y_bar: Any, n: int) -> bool:
     scalar is its shape ``()``). The common cotangent of a multi-output function (``eigh``'s
     ``(w_bar, V_bar)``); the general checks build names and messages eagerly, several
     microseconds on a 4x4 pullback.
+
+    A Python or numpy float or complex scalar counts as plain for an output of shape ``()``
+    (the general checks pass it as it is; a 4x4 ``slogdet`` pullback of ``(0.0, 1.0)`` took
+    5.4 us through them, 1.7 without).
     """
     if (type(y_bar) is not tuple and type(y_bar) is not list) or len(y_bar) != n:
         return False
     for i in range(n):
         part, y_i = y_bar[i], y[i]
+        if type(part) in _SCALARS:  # a float for a scalar output (slogdet's logabsdet_bar)
+            if (type(y_i) is np.ndarray or isinstance(y_i, np.generic)) and y_i.shape == ():
+                continue
+            return False
         if (
             type(part) is not np.ndarray
             or (type(y_i) is not np.ndarray and not isinstance(y_i, np.generic))

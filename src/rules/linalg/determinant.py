@@ -488,6 +488,9 @@ class _Slogdet:
 # getrs (pushforward, tr(A^-1 A_dot)) with Python scalars, as _SlogdetLapack computes them.
 
 
+_REAL_SCALARS = (float, np.float64, np.float32)
+
+
 def _plain_real_square(a: Any) -> bool:
     """``a`` is one plain non-empty square matrix of float64 or float32 (not traced)."""
     return plain_real_matrix(a) and a.shape[0] == a.shape[1] and a.shape[0] > 0
@@ -523,6 +526,8 @@ class _SlogdetOne:
             logabsdet_bar = split_cotangent(y_bar, 2)[1]
         if type(logabsdet_bar) is np.ndarray and logabsdet_bar.shape == ():
             l_bar = logabsdet_bar.real.item()
+        elif type(logabsdet_bar) in _REAL_SCALARS:  # a user's float: 6.8 -> 2.5 us at 4x4
+            l_bar = float(logabsdet_bar)
         else:
             logabsdet_bar = unthunk(logabsdet_bar)
             if isinstance(logabsdet_bar, AbstractZero):

@@ -273,7 +273,11 @@ def test_plain_parts_takes_numpy_scalar_outputs_with_0d_cotangents():
     y = (np.float64(1.0), np.zeros(3))
     assert plain_parts(y, (np.asarray(2.0), np.ones(3)), 2)
     assert not plain_parts(y, (np.ones(1), np.ones(3)), 2)  # shape (1,) for a scalar output
-    assert not plain_parts(y, (2.0, np.ones(3)), 2)  # a Python float: the general checks
+    for scalar in (2.0, np.float64(2.0), np.float32(2.0), 2.0j, np.complex128(2.0)):
+        assert plain_parts(y, (scalar, np.ones(3)), 2)  # a scalar for a scalar output
+        assert not plain_parts(y, (np.asarray(2.0), scalar), 2)  # for an output of shape (3,)
+    assert not plain_parts(y, (True, np.ones(3)), 2)  # not a number the checks pass as is
+    assert not plain_parts(y, (2, np.ones(3)), 2)
     assert not plain_parts((1.0, np.zeros(3)), (np.asarray(2.0), np.ones(3)), 2)  # Python float
     assert not plain_parts(y, (np.asarray(2.0, dtype=object), np.ones(3)), 2)
 
@@ -284,3 +288,7 @@ def test_slogdet_cotangent_errors_unchanged():
         pullback((np.zeros(2), np.asarray(1.0)))
     A_bar = pullback((np.asarray(0.0), np.asarray(2.0)))[1]
     np.testing.assert_array_equal(A_bar, 2 * np.eye(3))
+    for y_bar in [(0.0, 2.0), (np.float64(0.0), np.float64(2.0)), (0.0, np.float32(2.0))]:
+        np.testing.assert_array_equal(pullback(y_bar)[1], A_bar)  # scalars: the hot path
+    with pytest.raises(ValueError, match="shape"):
+        pullback((np.zeros(2), 2.0))

@@ -247,6 +247,7 @@ def test_slogdet_of_one_real_matrix_agrees_with_the_stack_path(randn, real, n):
         [ZeroTangent(), bar],
         Tangent(type(one.y), logabsdet=bar),
         (None, 0.7),
+        (ZeroTangent(), np.float64(0.7)),  # numpy and Python scalars: the pullback's fast path
         (ZeroTangent(), np.asarray(0.7 + 2j)),  # the real part is the real primal's cotangent
     ]:
         a_bar = pullback(y_bar)[1]
@@ -254,6 +255,9 @@ def test_slogdet_of_one_real_matrix_agrees_with_the_stack_path(randn, real, n):
         assert a_bar.shape == (n, n)
         np.testing.assert_allclose(a_bar, want, rtol=tol, atol=tol)
     assert isinstance(pullback((np.asarray(1.0), ZeroTangent()))[1], ZeroTangent)
+    half = pullback((None, np.asarray(0.5)))[1]
+    for y_bar in [(None, np.float32(0.5)), (None, 0.5), (None, np.float64(0.5))]:
+        np.testing.assert_array_equal(pullback(y_bar)[1], half)
     a_dot = randn(real, n, n)
     _y, y_dot = frule((NoTangent(), a_dot), np.linalg.slogdet, a)
     assert isinstance(y_dot.sign, ZeroTangent)
