@@ -70,7 +70,8 @@ def getri(lu, piv, overwrite_lu=False):
     ``getri_lwork`` asks for (``n`` times LAPACK's block size), and 117 ms against 36 ms at
     1024, where it had fallen behind ``getrs`` on the identity (51 ms). The size is looked up
     once per dtype and order (:func:`_getri_with_lwork`). Returns ``(inv, info)`` as the
-    wrapper does.
+    wrapper does. The arguments go by position (``lu, piv, lwork, overwrite_lu``): f2py's
+    keyword parsing took 0.2 of the 0.8 us of a 4x4 call.
     """
     function, lwork = _getri_with_lwork(lu.dtype.char, lu.shape[0])
-    return function(lu, piv, lwork=lwork, overwrite_lu=1 if overwrite_lu else 0)
+    return function(lu, piv, lwork, 1 if overwrite_lu else 0)

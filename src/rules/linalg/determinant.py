@@ -509,7 +509,9 @@ class _SlogdetOne:
         if 0.0 in d:
             self.sign, logabsdet = 0.0, -math.inf
         else:
-            negative = sum(1 for i, p in enumerate(self.piv.tolist()) if p != i)
+            negative = 0  # row swaps, counted in a plain loop (sum of a generator: 0.2 us more)
+            for i, p in enumerate(self.piv.tolist()):
+                negative += p != i
             logabsdet = 0.0
             for x in d:
                 logabsdet += math.log(abs(x))
@@ -538,8 +540,9 @@ class _SlogdetOne:
             return np.full(self.lu.shape, np.nan, self.lu.dtype)
         if self.lu.shape[0] > crossovers.DET_GETRI_MAX_N:
             return kdet.slogdet_pullback_lapack(self.lu, self.piv, self.sign, 0.0, l_bar)
-        A_inverse = getri(self.lu, self.piv)[0]  # blocked: its optimal workspace
-        return l_bar * A_inverse.T  # a Python float: the dtype stays the matrix's
+        A_inverse = getri(self.lu, self.piv)[0]  # blocked: its optimal workspace; a new array
+        A_inverse *= l_bar  # in place; a Python float: the dtype stays the matrix's
+        return A_inverse.T
 
     def pushforward(self, A_dot: Any) -> Any:
         """``logabsdet_dot = tr(A^-1 A_dot)``, ``sign_dot = 0``."""
