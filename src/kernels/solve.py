@@ -246,8 +246,8 @@ def inv_pullback_blas(Y, Y_bar):
 
     ``Y^H`` is :func:`kernels.products.adjoint_operand`'s: a C-ordered copy for real stacks of
     small matrices, which makes both products plain ones (1000 x (16x16) float64: 0.64 against
-    0.74 ms with the view). Real ``(b, n, n)`` stacks that :func:`kernels.tiled_products.fits` takes
-    multiply by its tiles instead: ``Y^T (Y_bar Y^T)`` as ``matmul_tn_tiled`` of ``Y`` and
+    0.74 ms with the view). Real ``(b, n, n)`` stacks that
+    :func:`kernels.tiled_products.fits` takes multiply by its tiles instead: ``Y^T (Y_bar Y^T)`` as ``matmul_tn_tiled`` of ``Y`` and
     ``matmul_nt_tiled(Y_bar, Y)`` (1000 x (16x16) float64, one process on an AMD EPYC: 0.31
     against 0.53 ms).
     """
@@ -265,8 +265,9 @@ def inv_pullback_blas(Y, Y_bar):
 def inv_pushforward_blas(Y, A_dot):
     """``inv_pushforward`` for large matrices (or stacks): two products, ``-Y (A_dot Y)``.
 
-    Two BLAS ``gemm`` (numpy's matmul, which broadcasts). Real ``(b, n, n)`` stacks that :func:`kernels.tiled_products.fits` takes multiply by its tiles (1000 x
-    (16x16) float64, one process on an AMD EPYC: 0.24 against 0.55 ms).
+    Two BLAS ``gemm`` (numpy's matmul, which broadcasts). Real ``(b, n, n)`` stacks that
+    :func:`kernels.tiled_products.fits` takes multiply by its tiles (1000 x (16x16) float64,
+    one process on an AMD EPYC: 0.24 against 0.55 ms).
     """
     n = Y.shape[-1]
     if Y.ndim == 3 and A_dot.shape == Y.shape and tiled.fits((n, n, n), Y, A_dot):

@@ -81,7 +81,7 @@ def _inverse(name: str, a: Any) -> tuple[np.ndarray, np.ndarray]:
     n = square_matrices(name, A).shape[-1]
     A = cast(A, work)
     if A.ndim == 2 and n > 0:
-        Y = _lapack_inverse(A)
+        Y = _lapack_inverse(A, name)
     elif (
         0 < n <= crossovers.INV_FORWARD_STACK_MAX_N and A.size
     ):  # a stack of small matrices: one call
@@ -198,17 +198,17 @@ def _inv_rrule_pullback(a: Any, Y: np.ndarray, pullback_of: Any) -> Any:
     return inv_pullback
 
 
-def _lapack_inverse(A: np.ndarray) -> np.ndarray:
+def _lapack_inverse(A: np.ndarray, name: str = "np.linalg.inv") -> np.ndarray:
     """``A^-1`` of one square ndarray of a LAPACK dtype (``n > 0``): ``getrf``, then ``getri``.
 
     Inverting ``A^T`` (an F-ordered view of a C-ordered ``A``: no copy) gives ``(A^-1)^T``,
     whose transpose is a C-ordered ``A^-1``; ``getri`` is blocked (its optimal workspace).
-    ``LinAlgError`` naming ``np.linalg.inv`` for a singular ``A``.
+    ``LinAlgError`` naming ``name`` for a singular ``A``.
     """
     (getrf,) = lapack_functions(("getrf",), A.dtype)
     lu, piv, info = getrf(A.T)
     if info > 0:
-        raise singular_error("np.linalg.inv", A.shape)
+        raise singular_error(name, A.shape)
     return getri(lu, piv, overwrite_lu=True)[0].T
 
 
