@@ -126,6 +126,11 @@ SLOGDET_STACK_MAX_N = 32
 EIGH_LOOPS_MAX_N = 8
 SVD_LOOPS_MAX_N = 6
 
+# eigh.pushforward / eigvalsh.pushforward, BLAS path: V^H herm(A_dot) V takes the general product
+# A_dot V up to here, a triangular one (kernels.hermitian_products, half the multiplications)
+# above; by dtype character ('f' float32, 'd' float64, 'D' complex128; others take A_dot V).
+EIGH_HERMITIAN_GEMM_MAX_N = {"f": 95, "d": 63, "D": 47}
+
 # eigvalsh.pullback (A_bar = V diag(w_bar) V^H, no division) on its own, by dtype character
 # ('d' float64, 'D' complex128, 'f' float32): its loop kernel forms only the lower triangle and
 # mirrors it as it goes, which beat the BLAS product, its scaling pass and its separate mirror at

@@ -71,6 +71,7 @@ from kernels._spectral import (
     shape_error,
     use_loops,
 )
+from kernels.hermitian_products import hermitian_part_times
 
 __all__ = [
     "eigh_gauge_residual",
@@ -275,7 +276,7 @@ def _eigvalsh_pullback_blas(V, w_bar):
 
 @quiet
 def _pushforward_blas(w, V, A_dot, rtol):
-    C = conj_t(V) @ (A_dot @ V)
+    C = conj_t(V) @ hermitian_part_times(A_dot, V)  # herm(C) = V^H herm(A_dot) V
     w_dot = np.empty_like(w)
     _pushforward_core_batched_inplace(w, C, rtol, w_dot)
     return w_dot, V @ C

@@ -21,12 +21,14 @@ DTYPES = [np.float64, np.float32, np.complex128]
 RTOL = {np.float64: 1e-12, np.float32: 2e-5, np.complex128: 1e-12}
 
 
-@pytest.fixture(params=["loops", "blas"])
+@pytest.fixture(params=["loops", "blas", "trmm"])
 def path(request, monkeypatch):
-    """Run a test through the loop kernels and through the BLAS path (tiny n either way)."""
-    if request.param == "blas":
+    """Run a test through the loop kernels and the BLAS path, gemm or trmm (tiny n each way)."""
+    if request.param != "loops":
         monkeypatch.setattr(crossovers, "EIGH_LOOPS_MAX_N", 0)
         monkeypatch.setattr(crossovers, "EIGVALSH_LOOPS_MAX_N", {})
+    if request.param == "trmm":  # V^H herm(A_dot) V by kernels.hermitian_products' trmm
+        monkeypatch.setattr(crossovers, "EIGH_HERMITIAN_GEMM_MAX_N", {"f": 0, "d": 0, "D": 0})
     return request.param
 
 

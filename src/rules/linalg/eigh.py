@@ -90,6 +90,7 @@ import numpy as np
 from kernels import eigh as keigh
 from kernels.eigh_forward import eigh_batched
 from kernels.eigh_tridiagonal import eigh_tridiagonal_batched
+from kernels.hermitian_products import hermitian_part_times, takes_trmm
 from kernels.spectral_checked import eigh_pushforward_one, eigvalsh_pullback_one
 from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import as_stack, crossover, flat_batch, forward_stack, kernel_eligible
@@ -317,8 +318,17 @@ def _values_pullback_array(V: np.ndarray, w_bar: np.ndarray) -> np.ndarray:
 
 
 def _values_pushforward(V: np.ndarray, A_dot: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
-    """``w_dot = Re diag(V^H A_dot V)``."""
-    AV = A_dot @ V
+    """``w_dot = Re diag(V^H A_dot V)``; ``A_dot V`` by a triangular product from mid sizes on.
+
+    ``kernels.hermitian_products.hermitian_part_times`` gives a ``W`` with the real diagonal of
+    ``V^H A_dot V`` in about half the multiplications of ``A_dot @ V``.
+    """
+    if V.ndim >= 2 and A_dot.dtype == V.dtype:
+        n, k = V.shape[-2], V.shape[-1]
+        AV = hermitian_part_times(as_stack(A_dot), contiguous(V).reshape(-1, n, k))
+        AV = AV.reshape(V.shape)
+    else:
+        AV = A_dot @ V
     if V.dtype.kind != "c" and AV.dtype.kind != "c":  # real: no conjugate, no real part to take
         AV *= V
         return AV.sum(axis=-2).astype(dtype, copy=False)
@@ -498,6 +508,8 @@ def eigvalsh_frule(tangents: tuple[Any, Any], a: Any, UPLO: str = "L") -> tuple[
     A_dot = tangents[1]
     plain = type(A_dot) is np.ndarray and A_dot.dtype is V.dtype and A_dot.shape == V.shape
     if plain and plain_real_matrix(a):  # one plain real matrix: sum_i V_ij (A_dot V)_ij
+        if takes_trmm(V.shape[0], V.dtype):
+            return w, (V * hermitian_part_times(A_dot[None], V[None])[0]).sum(0)
         return w, (V * A_dot.dot(V)).sum(0)
     A_dot = _tangent_of_input("np.linalg.eigvalsh", A_dot, dense.shape, V.dtype)
     return w, _values_pushforward(V, A_dot, w.dtype)

@@ -18,12 +18,14 @@ def hermitian(randn, dtype, *shape):
     return (0.5 * (X + X.conj().swapaxes(-1, -2))).astype(dtype)
 
 
-@pytest.fixture(params=["loops", "blas"])
+@pytest.fixture(params=["loops", "blas", "trmm"])
 def path(request, monkeypatch):
-    """The kernels' loop path, or their BLAS path forced at small n."""
-    if request.param == "blas":
+    """The kernels' loop path, or their BLAS path (gemm or trmm) forced at small n."""
+    if request.param != "loops":
         monkeypatch.setattr(crossovers, "EIGH_LOOPS_MAX_N", 0)
         monkeypatch.setattr(crossovers, "EIGVALSH_LOOPS_MAX_N", {})
+    if request.param == "trmm":  # V^H herm(A_dot) V by kernels.hermitian_products' trmm
+        monkeypatch.setattr(crossovers, "EIGH_HERMITIAN_GEMM_MAX_N", {"f": 0, "d": 0, "D": 0})
     return request.param
 
 

@@ -1,0 +1,94 @@
+"""kernels.hermitian_products: V^H herm(A) V from a triangular product."""
+
+import numpy as np
+import pytest
+
+from kernels import crossovers
+from kernels.hermitian_products import hermitian_part_times, lower_of_hermitian_part, takes_trmm
+
+DTYPES = [np.float64, np.float32, np.complex128]
+TOL = {np.float64: 1e-13, np.float32: 1e-5, np.complex128: 1e-13}
+
+
+def randn(rng, shape, dtype):
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def herm(X):
+    return (X + X.conj().swapaxes(-1, -2)) / 2
+
+
+@pytest.fixture(params=["gemm", "trmm"])
+def path(request, monkeypatch):
+    """The plain product, or the triangular one forced at every order."""
+    if request.param == "trmm":
+        monkeypatch.setattr(crossovers, "EIGH_HERMITIAN_GEMM_MAX_N", {"f": 0, "d": 0, "D": 0})
+    else:
+        monkeypatch.setattr(crossovers, "EIGH_HERMITIAN_GEMM_MAX_N", {})
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("b", "n", "k"), [(1, 1, 1), (1, 7, 7), (3, 6, 4), (2, 9, 9)])
+def test_identities_for_a_general_matrix(rng, dtype, b, n, k, path):
+    A = randn(rng, (b, n, n), dtype)  # not Hermitian: only its Hermitian part counts
+    V = randn(rng, (b, n, k), dtype)
+    A0, V0 = A.copy(), V.copy()
+    W = hermitian_part_times(A, V)
+    assert W.dtype == dtype
+    assert W.shape == (b, n, k)
+    assert W.flags.c_contiguous
+    np.testing.assert_array_equal(A, A0)
+    np.testing.assert_array_equal(V, V0)
+    Vh = V.conj().swapaxes(-1, -2)
+    expected = Vh @ herm(A.astype(np.complex128)) @ V
+    scale = TOL[dtype] * max(1.0, float(np.abs(expected).max()))
+    np.testing.assert_allclose(herm(Vh @ W), expected, rtol=0, atol=scale)
+    got_diag = np.real(np.diagonal(Vh @ W, axis1=-2, axis2=-1))
+    want_diag = np.real(np.diagonal(Vh @ A @ V, axis1=-2, axis2=-1))
+    np.testing.assert_allclose(got_diag, want_diag, rtol=0, atol=scale)
+    if path == "trmm" and n > 1:  # the triangular product ran: W is T V, not A V
+        assert not np.allclose(W, A @ V)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_lower_of_hermitian_part(rng, dtype):
+    A = randn(rng, (2, 5, 5), dtype)
+    T = lower_of_hermitian_part(A)
+    assert T.dtype == dtype
+    np.testing.assert_array_equal(np.triu(T, 1), 0)
+    np.testing.assert_allclose((T + T.conj().swapaxes(-1, -2)) / 2, herm(A), rtol=1e-6)
+    np.testing.assert_array_equal(
+        np.diagonal(T, axis1=1, axis2=2), np.diagonal(A, axis1=1, axis2=2).real
+    )
+
+
+def test_strided_inputs_and_nan(rng, path):
+    A = randn(rng, (1, 12, 12), np.float64).swapaxes(1, 2)  # not C-contiguous
+    V = randn(rng, (1, 12, 12), np.float64)[:, :, ::-1]
+    W = hermitian_part_times(A, V)
+    Vh = V.swapaxes(1, 2)
+    np.testing.assert_allclose(herm(Vh @ W), Vh @ herm(A) @ V, atol=1e-12)
+    A[0, 3, 1] = np.nan
+    assert np.isnan(hermitian_part_times(A, V)).any()
+
+
+def test_takes_trmm_follows_the_table(monkeypatch):
+    monkeypatch.setattr(crossovers, "EIGH_HERMITIAN_GEMM_MAX_N", {"d": 10})
+    assert takes_trmm(11, np.float64)
+    assert not takes_trmm(10, np.float64)
+    assert not takes_trmm(1000, np.complex64)
+    assert not takes_trmm(1000, np.float32)
+
+
+def test_mismatched_inputs_raise(rng):
+    A = randn(rng, (2, 4, 4), np.float64)
+    with pytest.raises(ValueError, match="hermitian_part_times"):
+        hermitian_part_times(A, randn(rng, (2, 5, 4), np.float64))
+    with pytest.raises(ValueError, match="hermitian_part_times"):
+        hermitian_part_times(A, randn(rng, (2, 4, 4), np.float32))
+    with pytest.raises(ValueError, match="hermitian_part_times"):
+        hermitian_part_times(A[:, :, :3], randn(rng, (2, 4, 4), np.float64))
