@@ -75,3 +75,17 @@ def getri(lu, piv, overwrite_lu=False):
     """
     function, lwork = _getri_with_lwork(lu.dtype.char, lu.shape[0])
     return function(lu, piv, lwork, 1 if overwrite_lu else 0)
+
+
+def gemm_accumulate_c(A, B, C):
+    """``C += A @ B`` in place for C-ordered 2-D ``A``, ``B`` and ``C`` of one BLAS dtype.
+
+    One gemm with ``beta = 1``: the product is added as it is formed, with no temporary and no
+    separate pass over ``C``. In Fortran's view the C-ordered arrays are the transposes, so this
+    is ``C^T += B^T A^T`` on ``.T`` views (no copies). Returns ``C``.
+    """
+    gemm = scipy.linalg.blas.get_blas_funcs("gemm", (C,))
+    out = gemm(1.0, B.T, A.T, beta=1.0, c=C.T, overwrite_c=1)
+    if not np.may_share_memory(out, C):  # scipy copied C (it was not C-ordered): write back
+        C[...] = out.T
+    return C

@@ -142,6 +142,11 @@ EIGVALSH_LOOPS_MAX_N = {"d": 16, "D": 16, "f": 8}
 # kernels.products in one compiled call; numpy's stacked matmul above.
 MATMUL_STACK_MAX_N = 4
 
+# matmul.pushforward of one real matrix by another: A_dot B + A B_dot with a separate addition up
+# to here (largest side); above, A B_dot is added by gemm itself (beta = 1,
+# kernels._blas.gemm_accumulate_c); below 128 the two took the same time.
+MATMUL_PUSHFORWARD_ADD_MAX_N = 127
+
 # matmul (forward, pullback, pushforward), and the products of inv's and svdvals' stacked
 # derivatives: real stacks above MATMUL_STACK_MAX_N up to this on a side, by dtype char, with
 # every side a multiple of 4, go through kernels.tiled_products (register tiles vectorised by

@@ -49,3 +49,26 @@ def test_getri_keeps_a_bounded_number_of_workspace_sizes(rng):
         _blas._getri_with_lwork.cache_info().currsize
         == _blas._getri_with_lwork.cache_info().maxsize
     )
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_gemm_accumulate_c_adds_the_product_in_place(rng, dtype):
+    A = rng.standard_normal((5, 3)).astype(dtype)
+    B = rng.standard_normal((3, 4)).astype(dtype)
+    C = rng.standard_normal((5, 4)).astype(dtype)
+    A0, B0, expected = A.copy(), B.copy(), C + A @ B
+    out = _blas.gemm_accumulate_c(A, B, C)
+    assert out is C
+    assert C.dtype == dtype
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(C, expected, rtol=tol, atol=tol)
+    np.testing.assert_array_equal(A, A0)
+    np.testing.assert_array_equal(B, B0)
+
+
+def test_gemm_accumulate_c_writes_back_into_a_strided_c(rng):
+    A, B = rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
+    C = rng.standard_normal((4, 4)).T  # Fortran-ordered: scipy copies it
+    expected = C + A @ B
+    _blas.gemm_accumulate_c(A, B, C)
+    np.testing.assert_allclose(C, expected, rtol=1e-13, atol=1e-13)

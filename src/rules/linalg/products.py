@@ -45,6 +45,7 @@ import scipy.sparse as sp
 from kernels import crossovers
 from kernels import products as kproducts
 from kernels import tiled_products as ktiled
+from kernels._blas import gemm_accumulate_c
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent, conj
 from rules.core.dispatch import kernel_ready, paths
@@ -341,6 +342,12 @@ def matmul_frule_lane(tangents: Any, A: Any, B: Any) -> tuple[Any, Any] | None:
         ):
             C = A.dot(B) if A.base is None and B.base is None else A @ B  # _plain_product
             C_dot = A_dot.dot(B)
+            if (
+                max(a_shape[0], a_shape[1], b_shape[1]) > crossovers.MATMUL_PUSHFORWARD_ADD_MAX_N
+                and A.flags.c_contiguous
+                and B_dot.flags.c_contiguous
+            ):  # A B_dot added inside gemm (beta = 1): no temporary, no pass over C_dot
+                return C, gemm_accumulate_c(A, B_dot, C_dot)
             C_dot += A.dot(B_dot)  # A_dot B + A B_dot
             return C, C_dot
         if (

@@ -423,3 +423,23 @@ ktiled_names = [
     "matmul_with_pushforward_tiled",
     "matmul_pushforward_tiled",
 ]
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_pushforward_of_larger_matrices_adds_inside_gemm(randn, dtype, monkeypatch, contiguous):
+    """Above ``MATMUL_PUSHFORWARD_ADD_MAX_N`` (lowered here) the lane adds ``A B_dot`` inside
+    gemm for C-ordered real operands; the tangent is the same to rounding, and correct."""
+    monkeypatch.setattr(crossovers, "MATMUL_PUSHFORWARD_ADD_MAX_N", 2)
+    calls = []
+    original = products.gemm_accumulate_c
+    monkeypatch.setattr(products, "gemm_accumulate_c", lambda *a: calls.append(1) or original(*a))
+    A, B, A_dot = randn(dtype, 3, 4), randn(dtype, 4, 5), randn(dtype, 3, 4)
+    B_dot = randn(dtype, 4, 5) if contiguous else randn(dtype, 5, 4).T
+    C, C_dot = frule((NoTangent(), A_dot, B_dot), np.matmul, A, B)
+    np.testing.assert_array_equal(C, A @ B)
+    assert len(calls) == (1 if contiguous and dtype in (np.float64, np.float32) else 0)
+    assert C_dot.dtype == dtype
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(C_dot, A_dot @ B + A @ B_dot, rtol=tol, atol=tol)
+    if dtype == np.float64:
+        check_frule(np.matmul, A, B)
