@@ -324,9 +324,7 @@ def _values_pushforward(V: np.ndarray, A_dot: np.ndarray, dtype: np.dtype[Any]) 
     ``V^H A_dot V`` in about half the multiplications of ``A_dot @ V``.
     """
     if V.ndim >= 2 and A_dot.dtype == V.dtype:
-        n, k = V.shape[-2], V.shape[-1]
-        AV = hermitian_part_times(as_stack(A_dot), contiguous(V).reshape(-1, n, k))
-        AV = AV.reshape(V.shape)
+        AV = hermitian_part_times(as_stack(A_dot), as_stack(V)).reshape(V.shape)
     else:
         AV = A_dot @ V
     if V.dtype.kind != "c" and AV.dtype.kind != "c":  # real: no conjugate, no real part to take
