@@ -101,6 +101,11 @@ INV_STACK_MAX_N = 4
 SOLVE_STACK_MAX_N = 16
 SOLVE_GUFUNC_STACK_MAX_N = 32
 
+# solve.pullback, LAPACK per matrix with factors from getrf: a C-ordered matrix right-hand side
+# with both sides above this (by dtype kind) is solved by rows (kernels._blas.lu_solve_rows, the
+# transposed problem on Fortran views, C-ordered result), getrs below and for vectors.
+SOLVE_GETRS_MAX_N = {"f": 95, "c": 47}
+
 # solve_triangular.pullback: the batched Numba solve while n * n * k stays up to this, BLAS trsm
 # per matrix above.
 SOLVE_TRIANGULAR_KERNEL_MAX_SIZE = 32**3 - 1

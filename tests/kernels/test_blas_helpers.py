@@ -72,3 +72,31 @@ def test_gemm_accumulate_c_writes_back_into_a_strided_c(rng):
     expected = C + A @ B
     _blas.gemm_accumulate_c(A, B, C)
     np.testing.assert_allclose(C, expected, rtol=1e-13, atol=1e-13)
+
+
+def test_rows_of_pivots_is_the_permutation_of_getrf(rng):
+    A = rng.standard_normal((9, 9))
+    lu, piv = sla.lu_factor(A)
+    perm = _blas.rows_of_pivots(piv)
+    L, U = np.tril(lu, -1) + np.eye(9), np.triu(lu)
+    np.testing.assert_allclose(A[perm], L @ U, rtol=1e-13, atol=1e-13)  # P^T A = L U
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("trans", [0, 1, 2])
+@pytest.mark.parametrize(("n", "k"), [(1, 1), (6, 3), (7, 11)])
+def test_lu_solve_rows_matches_lu_solve(rng, dtype, trans, n, k):
+    A = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    B = rng.standard_normal((n, k)) + 1j * rng.standard_normal((n, k))
+    if np.dtype(dtype).kind != "c":
+        A, B = A.real, B.real
+    A, B = A.astype(dtype), B.astype(dtype)
+    lu, piv = sla.lu_factor(A)
+    B0 = B.copy()
+    X = _blas.lu_solve_rows(lu, piv, B, trans)
+    assert X.dtype == dtype
+    assert X.flags.c_contiguous
+    np.testing.assert_array_equal(B, B0)
+    expected = sla.lu_solve((lu, piv), B, trans=trans)
+    tol = 1e-4 if dtype == np.float32 else 1e-11
+    np.testing.assert_allclose(X, expected, rtol=tol, atol=tol)

@@ -40,7 +40,9 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lapack
 
+from kernels import crossovers
 from kernels import lu as klu
+from kernels._blas import lu_solve_rows
 from kernels.triangular import solve_triangular_batched
 from rules.core.broadcasting import unbroadcast
 from rules.core.cotangents import as_array_cotangent, conj
@@ -375,14 +377,30 @@ class LapackLU:
         return self.info > 0
 
     def solve(self, B: np.ndarray, trans: int) -> np.ndarray:
-        """``op(A)^-1 B``; for one matrix a ``(1, n, k)`` view of LAPACK's (Fortran) result."""
+        """``op(A)^-1 B``; for one matrix a ``(1, n, k)`` view of :func:`lu_solve`'s result."""
         if len(self.factors) == 1:
             lu, piv = self.factors[0]
-            return self.getrs(lu, piv, B[0], trans=trans)[0][None]
+            return lu_solve(self.getrs, lu, piv, B[0], trans)[None]
         X = np.empty_like(B)
         for t, (lu, piv) in enumerate(self.factors):
-            X[t] = self.getrs(lu, piv, B[t], trans=trans)[0]
+            X[t] = lu_solve(self.getrs, lu, piv, B[t], trans)
         return X
+
+
+def lu_solve(getrs: Any, lu: np.ndarray, piv: np.ndarray, B: np.ndarray, trans: int = 0) -> Any:
+    """``op(A)^-1 B`` from ``getrf``'s factors: LAPACK ``getrs``, or by rows for larger ``B``.
+
+    A matrix ``B`` of C order with both sides above ``kernels.crossovers.SOLVE_GETRS_MAX_N`` (by
+    dtype kind) takes ``kernels._blas.lu_solve_rows``: the transposed problem on Fortran views,
+    which skips ``getrs``'s transposing copies in and out and returns C order, as numpy's
+    ``solve`` does. Vectors, small matrices and other layouts take ``getrs`` (Fortran result).
+    ``B`` is never modified.
+    """
+    if B.ndim == 2 and B.flags.c_contiguous:
+        limit = crossovers.SOLVE_GETRS_MAX_N.get(B.dtype.kind)
+        if limit is not None and min(B.shape) > limit:
+            return lu_solve_rows(lu, piv, B, trans)
+    return getrs(lu, piv, B, trans=trans)[0]
 
 
 class GufuncLU:

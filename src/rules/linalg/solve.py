@@ -76,6 +76,7 @@ from rules.linalg._systems import (
     fold_cotangent,
     lapack_functions,
     linalg_dtypes,
+    lu_solve,
     read_matrix,
 )
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
@@ -134,7 +135,7 @@ def _pushforward_kernel(
 def _one_system_pullback(F: LapackLU, X: np.ndarray, x_bar: np.ndarray, vector: bool) -> Any:
     """Kernel path of the common call, one matrix and one right-hand side: LAPACK directly."""
     lu, piv = F.factors[0]
-    b_bar = F.getrs(lu, piv, x_bar, trans=2)[0]
+    b_bar = lu_solve(F.getrs, lu, piv, x_bar, 2)
     if vector:  # a_bar = -outer(b_bar, conj(x))
         a_bar = b_bar[:, None] * X[:, 0].conj()
     else:
@@ -178,7 +179,7 @@ def _one_system(a: Any, b: Any) -> tuple[Any, ...] | None:
     lu, piv, info = getrf(a)
     if info != 0:
         return None
-    return lu, piv, getrs(lu, piv, b)[0], getrs
+    return lu, piv, lu_solve(getrs, lu, piv, b), getrs
 
 
 def _one_system_rrule(one: tuple[Any, ...], a: np.ndarray, b: np.ndarray) -> tuple[Any, Any]:
@@ -190,7 +191,7 @@ def _one_system_rrule(one: tuple[Any, ...], a: np.ndarray, b: np.ndarray) -> tup
     def solve_pullback(x_bar: Any) -> tuple[Any, Any, Any]:
         if type(x_bar) is not np.ndarray or x_bar.shape != x.shape or x_bar.dtype.hasobject:
             return _rrule(_Solve("np.linalg.solve", a, b), a, b)[1](x_bar)
-        b_bar = getrs(lu, piv, cast(x_bar, dtype), trans=2)[0]
+        b_bar = lu_solve(getrs, lu, piv, cast(x_bar, dtype), 2)
         a_bar = b_bar[:, None] * xh if vector else b_bar @ xh.T
         np.negative(a_bar, out=a_bar)
         return NoTangent(), a_bar, b_bar
@@ -227,6 +228,8 @@ def solve_frule_lane(tangents: Any, a: Any, b: Any) -> tuple[Any, Any] | None:
     else:
         rhs = a_dot @ x
         np.subtract(b_dot, rhs, out=rhs)
+    if rhs.ndim == 2 and rhs.flags.c_contiguous:  # lu_solve's row path where it pays
+        return x, lu_solve(getrs, lu, piv, rhs)
     return x, getrs(lu, piv, rhs, overwrite_b=True)[0]
 
 
@@ -269,7 +272,7 @@ class _Solve:
         self.single = isinstance(self.F, LapackLU) and layout.folded and b0.ndim <= 2
         if self.single:
             lu, piv = self.F.factors[0]
-            x = self.F.getrs(lu, piv, b0.astype(self.work, copy=False))[0]
+            x = lu_solve(self.F.getrs, lu, piv, b0.astype(self.work, copy=False))
             self.X = x.reshape(1, layout.n, -1)
         else:
             self.X = self.F.solve(layout.rhs(b0.astype(self.work, copy=False)), 0)

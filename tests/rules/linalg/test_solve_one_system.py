@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 import rules.linalg.solve as rules_solve
+from kernels import crossovers
 from rules import frule, rrule
+from rules.linalg import _systems
 from rules.testing import check_frule, check_rrule
 from tangents import NoTangent, UpperTriangular, ZeroTangent
 
@@ -140,3 +142,36 @@ def test_singular_and_nan(randn):
     x, pullback = rrule(np.linalg.solve, a, np.ones(3))
     assert np.isnan(x).any()
     assert np.isnan(pullback(np.ones(3))[1]).any()
+
+
+@pytest.mark.parametrize("k", [None, 3, 5])
+def test_larger_matrix_right_hand_sides_solve_by_rows(monkeypatch, randn, dtype, k):
+    """Above ``SOLVE_GETRS_MAX_N`` (lowered here) a C-ordered matrix right-hand side is solved
+    by rows (``kernels._blas.lu_solve_rows``), in the lane and in the general rule alike: the
+    same bits from both, C order as numpy's, correct against finite differences."""
+    monkeypatch.setattr(crossovers, "SOLVE_GETRS_MAX_N", {"f": 2, "c": 2})
+    calls = []
+    original = _systems.lu_solve_rows
+    monkeypatch.setattr(_systems, "lu_solve_rows", lambda *a: calls.append(1) or original(*a))
+    a, b = _system(randn, dtype, 4, k)
+    x, pullback = rrule(np.linalg.solve, a, b)
+    x_bar = randn(dtype, *x.shape)
+    _, a_bar, b_bar = pullback(x_bar)
+    assert len(calls) == (0 if k is None else 2)
+    if k is not None:
+        assert x.flags.c_contiguous
+        assert b_bar.flags.c_contiguous
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=tol, atol=tol)
+    y, general = _general(monkeypatch, a, b)
+    np.testing.assert_array_equal(x, y)
+    for got, want in zip((a_bar, b_bar), general(x_bar)[1:], strict=True):
+        np.testing.assert_array_equal(got, want)
+    a_dot, b_dot = randn(dtype, 4, 4), randn(dtype, *b.shape)
+    _, x_dot = frule((NoTangent(), a_dot, b_dot), np.linalg.solve, a, b)
+    np.testing.assert_allclose(
+        x_dot, np.linalg.solve(a, b_dot - a_dot @ np.linalg.solve(a, b)), rtol=tol, atol=tol
+    )
+    if dtype == np.float64:
+        check_rrule(np.linalg.solve, a, b)
+        check_frule(np.linalg.solve, a, b)
