@@ -44,6 +44,9 @@ Products of stacks of small real matrices: :func:`kernels.tiled_products.matmul_
 (``A @ B`` of C-ordered, writable float64 or float32 ``(b, m, k)`` and ``(b, k, n)`` stacks,
 fastest with sides that are multiples of 4; ``kernels.tiled_products.fits`` says where they
 beat numpy's matmul), with the product's pullback and pushforward beside it.
+
+``V^H herm(A) V`` in half the multiplications of the plain product (``A`` any square matrix,
+read through its Hermitian part): :func:`kernels.hermitian_products.hermitian_part_times`.
 """
 
 __tangent_algebra__ = True
