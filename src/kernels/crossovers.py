@@ -93,6 +93,9 @@ QR_STACK_MAX_N = 16
 # inv.pullback / inv.pushforward: the loop kernels up to here, two BLAS gemm above.
 INV_SINGLE_MAX_N = 4
 INV_STACK_MAX_N = 4
+# inv.pullback of one plain real matrix: -Y^T (Y_bar Y^T) with a unary minus up to here, the
+# minus as gemm's alpha above (kernels._blas.gemm_c).
+INV_NEGATE_MAX_N = 127
 
 # solve.pullback (k = n right-hand sides): stacks up to SOLVE_STACK_MAX_N are factored and solved
 # by the batched LU (Cholesky) kernels; LU-kind stacks up to SOLVE_GUFUNC_STACK_MAX_N by numpy's

@@ -45,7 +45,7 @@ import scipy.linalg as sla
 from kernels import crossovers
 from kernels import inverse as kinverse
 from kernels import solve as ksolve
-from kernels._blas import getri
+from kernels._blas import gemm_c, getri
 from rules.core.dispatch import as_stack, kernel_array, paths, unstack
 from rules.core.nesting import as_array, call, is_traced
 from rules.core.registry import frule, rrule
@@ -217,8 +217,14 @@ def _lapack_inverse(A: np.ndarray, name: str = "np.linalg.inv") -> np.ndarray:
 
 
 def _pullback_plain(Y_t: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
-    """``-Y^T (Y_bar Y^T)`` for one plain real matrix and cotangent, given the view ``Y_t = Y.T``."""
-    return -Y_t.dot(Y_bar.dot(Y_t))  # unary minus: cheaper at 4x4 than np.negative(out=...)
+    """``-Y^T (Y_bar Y^T)`` for one plain real matrix and cotangent, given the view ``Y_t = Y.T``.
+
+    Above ``kernels.crossovers.INV_NEGATE_MAX_N`` the minus is gemm's ``alpha`` (no pass over
+    the result); below, a unary minus, cheaper at 4x4 than a scipy wrapper's call.
+    """
+    if Y_t.shape[0] > crossovers.INV_NEGATE_MAX_N:
+        return gemm_c(-1.0, Y_t, Y_bar.dot(Y_t))
+    return -Y_t.dot(Y_bar.dot(Y_t))
 
 
 def _pushforward_plain(Y: np.ndarray, A_dot: np.ndarray) -> np.ndarray:

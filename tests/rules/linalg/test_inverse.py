@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
+from kernels import crossovers
 from rules import frule, rrule
 from rules.linalg import inverse
 from rules.testing import check_frule, check_rrule
@@ -122,8 +123,17 @@ def test_inputs_and_cotangents_stay_unmodified(randn):
 
 
 @pytest.mark.parametrize("real", [np.float64, np.float32])
-def test_one_plain_real_matrix_agrees_with_the_kernel_path(randn, real):
-    # the plain fast path (ndarray.dot) against the path choice of the general rule
+@pytest.mark.parametrize("negate_in_gemm", [False, True])
+def test_one_plain_real_matrix_agrees_with_the_kernel_path(
+    randn, real, negate_in_gemm, monkeypatch
+):
+    # the plain fast path (ndarray.dot) against the path choice of the general rule; with
+    # INV_NEGATE_MAX_N lowered, the minus inside gemm (kernels._blas.gemm_c)
+    calls = []
+    if negate_in_gemm:
+        monkeypatch.setattr(crossovers, "INV_NEGATE_MAX_N", 0)
+        original = inverse.gemm_c
+        monkeypatch.setattr(inverse, "gemm_c", lambda *a: calls.append(1) or original(*a))
     a = randn(real, 5, 5) + 5 * np.eye(5, dtype=real)
     Y = np.linalg.inv(a)
     Y_bar, a_dot = randn(real, 5, 5), randn(real, 5, 5)
@@ -142,6 +152,9 @@ def test_one_plain_real_matrix_agrees_with_the_kernel_path(randn, real):
     np.testing.assert_allclose(Y_dot, -Y @ a_dot @ Y, rtol=tol, atol=tol)
     with pytest.raises(ValueError, match="inv"):
         pullback(np.ones((5, 4), real))
+    assert len(calls) == (1 if negate_in_gemm else 0)
+    if real == np.float64:
+        check_rrule(np.linalg.inv, a)
 
 
 @pytest.mark.parametrize("real", [np.float64, np.float32])
