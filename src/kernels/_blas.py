@@ -152,3 +152,17 @@ def lu_solve_rows(lu, piv, B, trans=0):
     if conjugate:
         np.conjugate(X, out=X)
     return X
+
+
+def trmm_c(T, X, left, lower):
+    """``T @ X`` (``left``) or ``X @ T`` for a triangular ``T``, as a new C-ordered array.
+
+    ``lower`` names the triangle of ``T`` that is read (the other one is taken as zero and never
+    read). One BLAS ``trmm``, half the multiplications of ``gemm``. ``T`` and ``X`` are
+    C-ordered 2-D arrays of one dtype; in Fortran's view they are ``T^T`` and ``X^T``, so
+    ``(T X)^T = X^T T^T`` runs as a right-side product and ``(X T)^T = T^T X^T`` as a left-side
+    one, with the triangle flipped. Neither input is modified.
+    """
+    trmm = scipy.linalg.blas.get_blas_funcs("trmm", (T, X))
+    out = trmm(1.0, T.T, X.T, side=1 if left else 0, lower=0 if lower else 1)
+    return out.T

@@ -46,7 +46,7 @@ arXiv:2009.10071 (2020).
 
 import numpy as np
 
-from kernels._blas import trsm_c_inplace
+from kernels._blas import trmm_c, trsm_c_inplace
 from kernels._jit import jit
 from kernels._smallmat import (
     _lanes,
@@ -326,8 +326,9 @@ def qr_pushforward_blas(Q, R, A_dot):
     T = np.where(np.tri(k, k, -1, dtype=bool), 0, C + C.conj().T)  # C - Omega
     idx = np.arange(k)
     T[idx, idx] = C[idx, idx].real
-    R_dot = T @ R1  # upper: the products below the diagonal are exact zeros
-    Q_dot = D - Q @ T
+    # T and R1 are upper triangular: trmm, half the multiplications of gemm, for both products
+    R_dot = trmm_c(R1, T, left=False, lower=False)  # T R1, upper
+    Q_dot = D - trmm_c(T, Q, left=False, lower=False)  # D - Q T
     if R2.shape[1]:
         R2_dot = Q.conj().T @ A_dot[:, k:] - (C - T) @ R2
         R_dot = np.concatenate((R_dot, R2_dot), axis=1)

@@ -121,3 +121,20 @@ def test_gemm_c_scales_inside_the_product(rng, dtype, a_order, b_order):
     np.testing.assert_allclose(R, -2.0 * (A @ B), rtol=tol, atol=tol)
     np.testing.assert_array_equal(A, A0)
     np.testing.assert_array_equal(B, B0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("lower", [True, False])
+def test_trmm_c_multiplies_by_one_triangle(rng, dtype, left, lower):
+    T = rng.standard_normal((5, 5)).astype(dtype)  # both triangles filled: one is ignored
+    X = rng.standard_normal((5, 3) if left else (3, 5)).astype(dtype)
+    T0, X0 = T.copy(), X.copy()
+    tri = np.tril(T) if lower else np.triu(T)
+    R = _blas.trmm_c(T, X, left, lower)
+    assert R.dtype == dtype
+    assert R.flags.c_contiguous
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(R, tri @ X if left else X @ tri, rtol=tol, atol=tol)
+    np.testing.assert_array_equal(T, T0)
+    np.testing.assert_array_equal(X, X0)
