@@ -95,10 +95,18 @@ def gemm_c(alpha, A, B):
 def gemm_accumulate_c(A, B, C):
     """``C += A @ B`` in place for C-ordered 2-D ``A``, ``B`` and ``C`` of one BLAS dtype.
 
+    ``ValueError`` when the dtypes differ (BLAS would compute in ``C``'s and drop the rest).
+
     One gemm with ``beta = 1``: the product is added as it is formed, with no temporary and no
     separate pass over ``C``. In Fortran's view the C-ordered arrays are the transposes, so this
     is ``C^T += B^T A^T`` on ``.T`` views (no copies). Returns ``C``.
     """
+    if A.dtype != C.dtype or B.dtype != C.dtype:
+        raise ValueError(
+            f"gemm_accumulate_c: A, B and C of one dtype, got {A.dtype}, {B.dtype}, {C.dtype}"
+        )
+    if C.size == 0 or A.shape[1] == 0:  # nothing to add (scipy refuses an empty C)
+        return C
     gemm = scipy.linalg.blas.get_blas_funcs("gemm", (C,))
     out = gemm(1.0, B.T, A.T, beta=1.0, c=C.T, overwrite_c=1)
     if not np.may_share_memory(out, C):  # scipy copied C (it was not C-ordered): write back
@@ -143,7 +151,7 @@ def lu_solve_rows(lu, piv, B, trans=0):
         W = B[perm].T  # (P^T B)^T, a Fortran view of the gathered rows
         W = trsm(1.0, lu, W, side=1, lower=1, trans_a=1, diag=1, overwrite_b=1)
         return trsm(1.0, lu, W, side=1, lower=0, trans_a=1, overwrite_b=1).T
-    conjugate = trans == 2 and B.dtype.kind == "c"
+    conjugate = trans == 2 and (lu.dtype.kind == "c" or B.dtype.kind == "c")
     W = (B.conj() if conjugate else np.array(B, order="C")).T
     W = trsm(1.0, lu, W, side=1, lower=0, overwrite_b=1)  # B^T U^-1
     W = trsm(1.0, lu, W, side=1, lower=1, diag=1, overwrite_b=1).T  # ... L^-1, C-ordered

@@ -104,7 +104,8 @@ INV_NEGATE_MAX_N = 127
 SOLVE_STACK_MAX_N = 16
 SOLVE_GUFUNC_STACK_MAX_N = 32
 
-# solve.pullback, LAPACK per matrix with factors from getrf: a C-ordered matrix right-hand side
+# solve.pullback / solve.pushforward (forward included), LAPACK per matrix with factors from
+# getrf: a C-ordered matrix right-hand side
 # with both sides above this (by dtype kind) is solved by rows (kernels._blas.lu_solve_rows, the
 # transposed problem on Fortran views, C-ordered result), getrs below and for vectors.
 SOLVE_GETRS_MAX_N = {"f": 95, "c": 47}

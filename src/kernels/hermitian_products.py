@@ -56,19 +56,19 @@ def takes_trmm(n, dtype):
 def hermitian_part_times(A, V):
     """Return ``W`` (b, n, k) with ``herm(V^H W) = V^H herm(A) V`` and the same real diagonal.
 
-    ``herm(X) = (X + X^H) / 2``. ``A`` (b, n, n) and ``V`` (b, n, k) are stacks of one dtype;
-    ``W`` is a new C-contiguous array of that dtype. ``W = T V`` by one ``trmm`` per matrix
-    (module docstring) where :func:`takes_trmm` says so, ``W = A V`` otherwise. ``W`` itself is
+    ``herm(X) = (X + X^H) / 2``. ``A`` (b, n, n) and ``V`` (b, n, k) are stacks; ``W`` is a new
+    C-contiguous array of their dtype (``A @ V``'s for mixed dtypes). ``W = T V`` by one
+    ``trmm`` per matrix (module docstring) where :func:`takes_trmm` says so, ``W = A V``
+    otherwise. ``W`` itself is
     not ``herm(A) V``; only the two identities hold, to rounding. Neither input is modified.
-    Raises ``ValueError`` for shapes or dtypes that do not match.
+    Raises ``ValueError`` for shapes that do not match.
     """
-    b, n = A.shape[0], A.shape[1]
-    if A.shape != (b, n, n) or V.ndim != 3 or V.shape[:2] != (b, n) or A.dtype != V.dtype:
+    if A.ndim != 3 or V.ndim != 3 or A.shape[1:] != (A.shape[1],) * 2 or V.shape[:2] != A.shape[:2]:
         raise ValueError(
-            "hermitian_part_times: A (b, n, n) and V (b, n, k) of one dtype, got "
-            f"{A.shape} {A.dtype} and {V.shape} {V.dtype}"
+            f"hermitian_part_times: A (b, n, n) and V (b, n, k), got {A.shape} and {V.shape}"
         )
-    if not takes_trmm(n, A.dtype):
+    b, n = A.shape[0], A.shape[1]
+    if A.dtype != V.dtype or not takes_trmm(n, A.dtype):  # mixed dtypes: numpy's promotion
         return A @ V
     T = lower_of_hermitian_part(np.ascontiguousarray(A))
     trmm = get_blas_funcs("trmm", (T,))
@@ -76,7 +76,7 @@ def hermitian_part_times(A, V):
     # returns in Fortran order, that is W in C order (no copies in or out)
     if b == 1:
         return trmm(1.0, T[0].T, V[0].T, side=1, lower=0).T[None]
-    W = np.empty_like(V)
+    W = np.empty(V.shape, V.dtype)
     for p in range(b):
         W[p] = trmm(1.0, T[p].T, V[p].T, side=1, lower=0).T
     return W

@@ -138,3 +138,23 @@ def test_trmm_c_multiplies_by_one_triangle(rng, dtype, left, lower):
     np.testing.assert_allclose(R, tri @ X if left else X @ tri, rtol=tol, atol=tol)
     np.testing.assert_array_equal(T, T0)
     np.testing.assert_array_equal(X, X0)
+
+
+def test_found_in_review_mixed_dtypes_and_empty_products(rng):
+    A = rng.standard_normal((7, 7)) + 1j * rng.standard_normal((7, 7))
+    B = rng.standard_normal((7, 3))  # real right-hand side, complex factors
+    lu, piv = sla.lu_factor(A)
+    for trans in (0, 1, 2):
+        np.testing.assert_allclose(
+            _blas.lu_solve_rows(lu, piv, B, trans),
+            sla.lu_solve((lu, piv), B, trans=trans),
+            rtol=1e-11,
+            atol=1e-11,
+        )
+    C = np.zeros((0, 5))
+    assert _blas.gemm_accumulate_c(np.ones((0, 4)), np.ones((4, 5)), C) is C
+    C = np.ones((3, 5))
+    _blas.gemm_accumulate_c(np.ones((3, 0)), np.ones((0, 5)), C)
+    np.testing.assert_array_equal(C, 1.0)
+    with pytest.raises(ValueError, match="gemm_accumulate_c"):
+        _blas.gemm_accumulate_c(np.ones((3, 4)), np.ones((4, 5), np.float32), np.ones((3, 5)))

@@ -436,3 +436,14 @@ def test_inconsistent_shapes_raise(rng):
         eigh_pushforward(w[0], V[0], V[0, :3])
     with pytest.raises(ValueError, match="eigh_gauge_residual"):
         eigh_gauge_residual_batched(w, V, V[:1])
+
+
+def test_blas_path_takes_a_real_direction_for_a_complex_matrix(rng, path):
+    # found in review: the trmm helper refused mixed dtypes on the BLAS path
+    n = 12
+    w, V = np.linalg.eigh(hermitian(rng, (n, n), np.complex128))
+    A_dot = hermitian(rng, (n, n), np.float64)
+    w_dot, V_dot = eigh_pushforward(w, V, A_dot)
+    w_exp, V_exp = oracle_pushforward(w, V, A_dot.astype(np.complex128))
+    np.testing.assert_allclose(w_dot, w_exp, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(V_dot, V_exp, rtol=1e-12, atol=1e-12)

@@ -396,11 +396,17 @@ def lu_solve(getrs: Any, lu: np.ndarray, piv: np.ndarray, B: np.ndarray, trans: 
     ``solve`` does. Vectors, small matrices and other layouts take ``getrs`` (Fortran result).
     ``B`` is never modified.
     """
-    if B.ndim == 2 and B.flags.c_contiguous:
-        limit = crossovers.SOLVE_GETRS_MAX_N.get(B.dtype.kind)
-        if limit is not None and min(B.shape) > limit:
-            return lu_solve_rows(lu, piv, B, trans)
+    if takes_rows(B):
+        return lu_solve_rows(lu, piv, B, trans)
     return getrs(lu, piv, B, trans=trans)[0]
+
+
+def takes_rows(B: np.ndarray) -> bool:
+    """Whether :func:`lu_solve` solves ``B`` by rows (C order, sides above the crossover)."""
+    if B.ndim != 2 or not B.flags.c_contiguous:
+        return False
+    limit = crossovers.SOLVE_GETRS_MAX_N.get(B.dtype.kind)
+    return limit is not None and min(B.shape) > limit
 
 
 class GufuncLU:

@@ -344,6 +344,7 @@ def matmul_frule_lane(tangents: Any, A: Any, B: Any) -> tuple[Any, Any] | None:
             C_dot = A_dot.dot(B)
             if (
                 max(a_shape[0], a_shape[1], b_shape[1]) > crossovers.MATMUL_PUSHFORWARD_ADD_MAX_N
+                and C_dot.size > 0
                 and A.flags.c_contiguous
                 and B_dot.flags.c_contiguous
             ):  # A B_dot added inside gemm (beta = 1): no temporary, no pass over C_dot

@@ -78,6 +78,7 @@ from rules.linalg._systems import (
     linalg_dtypes,
     lu_solve,
     read_matrix,
+    takes_rows,
 )
 from tangents import AbstractZero, NoTangent, ProjectTo, ZeroTangent, unthunk
 
@@ -228,7 +229,7 @@ def solve_frule_lane(tangents: Any, a: Any, b: Any) -> tuple[Any, Any] | None:
     else:
         rhs = a_dot @ x
         np.subtract(b_dot, rhs, out=rhs)
-    if rhs.ndim == 2 and rhs.flags.c_contiguous:  # lu_solve's row path where it pays
+    if takes_rows(rhs):  # lu_solve's row path
         return x, lu_solve(getrs, lu, piv, rhs)
     return x, getrs(lu, piv, rhs, overwrite_b=True)[0]
 

@@ -443,3 +443,14 @@ def test_pushforward_of_larger_matrices_adds_inside_gemm(randn, dtype, monkeypat
     np.testing.assert_allclose(C_dot, A_dot @ B + A @ B_dot, rtol=tol, atol=tol)
     if dtype == np.float64:
         check_frule(np.matmul, A, B)
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"), [((0, 200), (200, 5)), ((5, 200), (200, 0)), ((200, 3), (3, 0))]
+)
+def test_pushforward_of_empty_products_above_the_add_crossover(a_shape, b_shape):
+    # found in review: scipy's gemm refused an empty C_dot
+    A, B = np.ones(a_shape), np.ones(b_shape)
+    C, C_dot = frule((NoTangent(), np.ones(a_shape), np.ones(b_shape)), np.matmul, A, B)
+    assert C.shape == C_dot.shape == (a_shape[0], b_shape[1])
+    np.testing.assert_array_equal(C_dot, 2 * (A @ B))
