@@ -142,8 +142,8 @@ def lu_solve_rows(lu, piv, B, trans=0):
         trans 2:  X   = conj of trans 1 on conj(B)
 
     The same operations as ``getrs`` on the transposed problem, in a different order, so equal
-    to rounding, not bit for bit. ``B`` is not modified. About 7% faster than ``getrs`` at
-    n = k = 256 (float64, one process), plus the copy of ``X`` to C order that it saves.
+    to rounding, not bit for bit. ``B`` is not modified. Where it beats ``getrs``:
+    ``kernels.crossovers.SOLVE_GETRS_MAX_N`` (bench case ``solve.pullback``).
     """
     perm = rows_of_pivots(piv)
     trsm = scipy.linalg.blas.get_blas_funcs("trsm", (lu, B))

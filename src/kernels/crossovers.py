@@ -105,9 +105,9 @@ SOLVE_STACK_MAX_N = 16
 SOLVE_GUFUNC_STACK_MAX_N = 32
 
 # solve.pullback / solve.pushforward (forward included), LAPACK per matrix with factors from
-# getrf: a C-ordered matrix right-hand side
-# with both sides above this (by dtype kind) is solved by rows (kernels._blas.lu_solve_rows, the
-# transposed problem on Fortran views, C-ordered result), getrs below and for vectors.
+# getrf: a C-ordered matrix right-hand side with both sides above this (by dtype kind) is solved
+# by rows (kernels._blas.lu_solve_rows, the transposed problem on Fortran views, C-ordered
+# result), getrs below and for vectors.
 SOLVE_GETRS_MAX_N = {"f": 95, "c": 47}
 
 # solve_triangular.pullback: the batched Numba solve while n * n * k stays up to this, BLAS trsm

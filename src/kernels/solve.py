@@ -247,9 +247,9 @@ def inv_pullback_blas(Y, Y_bar):
     ``Y^H`` is :func:`kernels.products.adjoint_operand`'s: a C-ordered copy for real stacks of
     small matrices, which makes both products plain ones (1000 x (16x16) float64: 0.64 against
     0.74 ms with the view). Real ``(b, n, n)`` stacks that
-    :func:`kernels.tiled_products.fits` takes multiply by its tiles instead: ``Y^T (Y_bar Y^T)`` as ``matmul_tn_tiled`` of ``Y`` and
-    ``matmul_nt_tiled(Y_bar, Y)`` (1000 x (16x16) float64, one process on an AMD EPYC: 0.31
-    against 0.53 ms).
+    :func:`kernels.tiled_products.fits` takes multiply by its tiles instead: ``Y^T (Y_bar Y^T)``
+    as ``matmul_tn_tiled`` of ``Y`` and ``matmul_nt_tiled(Y_bar, Y)`` (1000 x (16x16) float64,
+    one process on an AMD EPYC: 0.31 against 0.53 ms).
     """
     n = Y.shape[-1]
     if Y.ndim == 3 and Y_bar.shape == Y.shape and tiled.fits((n, n, n), Y, Y_bar):

@@ -58,6 +58,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from kernels import solve as ksolve
+from kernels._blas import lu_solve_rows
 from rules.core.cotangents import as_array_cotangent
 from rules.core.nesting import as_array, innermost_value, is_traced
 from rules.core.registry import frule, rrule
@@ -229,8 +230,8 @@ def solve_frule_lane(tangents: Any, a: Any, b: Any) -> tuple[Any, Any] | None:
     else:
         rhs = a_dot @ x
         np.subtract(b_dot, rhs, out=rhs)
-    if takes_rows(rhs):  # lu_solve's row path
-        return x, lu_solve(getrs, lu, piv, rhs)
+    if takes_rows(rhs):  # lu_solve's row path, without its second look at the crossover
+        return x, lu_solve_rows(lu, piv, rhs)
     return x, getrs(lu, piv, rhs, overwrite_b=True)[0]
 
 
