@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["numpy_openblas_core"]
+__all__ = ["SMALL_GEMM_CORES", "numpy_openblas_core", "small_gemm_core"]
 
 _CORENAME_SYMBOLS = (
     "scipy_openblas_get_corename64_",
@@ -64,3 +64,20 @@ def numpy_openblas_core() -> str | None:
         name = function()
         return name.decode("ascii", "replace").strip().lower() if name else None
     return None
+
+
+SMALL_GEMM_CORES = frozenset({"skylakex", "cooperlake", "sapphirerapids"})
+"""OpenBLAS cores with OpenBLAS's small-matrix ``gemm`` kernels (``SMALL_MATRIX_OPT``).
+
+The AVX-512 cores; the wheels' build maps Cooper Lake and Sapphire Rapids to ``SkylakeX``.
+Their small products are fast with plain and left-transposed operands and slow with a
+transposed right operand (:func:`kernels.products.adjoint_operand`), and fast enough that the
+register tiles of :mod:`kernels.tiled_products` pay on fewer sizes
+(``kernels.crossovers.MATMUL_TILED_SMALL_GEMM_MAX_N``).
+"""
+
+
+@functools.cache
+def small_gemm_core() -> bool:
+    """Whether numpy's OpenBLAS runs one of :data:`SMALL_GEMM_CORES` (read once per process)."""
+    return numpy_openblas_core() in SMALL_GEMM_CORES

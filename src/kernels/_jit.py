@@ -8,6 +8,7 @@
 * ``error_model="numpy"``: division by zero gives ``inf``/``nan`` as in NumPy instead of raising,
   so NaN in gives NaN out.
 * no ``fastmath``: it lets LLVM assume no NaN, which turns ``np.isnan(nan)`` into ``False``.
+  The one flag ``jit_tiles`` kernels take is ``contract`` (below), which assumes nothing.
 * no ``parallel``: these machines have two cores and parallel compilation is slow; a kernel may
   opt in only with a benchmark that shows a gain.
 
@@ -22,6 +23,14 @@ kernel, a Numba ``@overload`` it uses) is compiled with it too, and keeps that c
 ``jit_slp`` kernels call ``jit_inline`` helpers only, which become part of the kernel. Cached
 code compiled with it is kept under its own index keys (:class:`_SlpCache`). The kernels
 compiled so are tested against numpy like every other one.
+
+``jit_tiles`` is ``jit_slp`` that also lets LLVM fuse a multiplication and the addition after
+it into one fused multiply-add (``fastmath={"contract"}``, no other fast-math flag): one
+rounding instead of two, as BLAS's own kernels do, and NaN and inf propagate as before
+(``fma(inf, 0, x)`` is NaN, like ``inf * 0 + x``). It is for the register tiles, whose sums are
+their kernels' whole cost: there, half of the instructions were the separate additions. Other
+``jit_slp`` kernels keep two roundings, because their tests compare kernels bit for bit that
+LLVM would fuse in different places.
 
 ``jit_inline`` adds ``inline="always"`` (Numba-level inlining) for small helpers that a kernel
 calls with compile-time-constant sizes from a specialised branch (``if n == 4: helper(..., 4)``).
@@ -53,7 +62,7 @@ from numba.core import config, sigutils
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.compiler_lock import global_compiler_lock
 
-__all__ = ["KernelCacheWarning", "jit", "jit_inline", "jit_slp"]
+__all__ = ["KernelCacheWarning", "jit", "jit_inline", "jit_slp", "jit_tiles"]
 
 _OPTIONS = {"nogil": True, "error_model": "numpy"}
 
@@ -192,12 +201,17 @@ def _decorator(**options):
 class _SlpCache(_FallbackCache):
     """:class:`_FallbackCache` whose index keys say that the code was compiled with SLP.
 
-    Numba's keys record the signature, the target and the bytecode, not the passes: without
-    this, code compiled with and without the SLP vectorizer would share entries.
+    Numba's keys record the signature, the target and the bytecode, not the passes or the
+    fast-math flags: without this, code compiled with and without the SLP vectorizer, or with
+    and without ``contract`` (:func:`jit_tiles`), would share entries.
     """
 
+    def __init__(self, py_func, fastmath=()):
+        super().__init__(py_func)
+        self._fastmath = tuple(sorted(fastmath))
+
     def _index_key(self, sig, codegen):
-        return (*super()._index_key(sig, codegen), ("slp", 1))
+        return (*super()._index_key(sig, codegen), ("slp", 1), ("fastmath", *self._fastmath))
 
 
 def _with_slp(dispatcher):
@@ -211,7 +225,8 @@ def _with_slp(dispatcher):
     """
     compile_ = dispatcher.compile
     if isinstance(dispatcher._cache, _FallbackCache):
-        dispatcher._cache = _SlpCache(dispatcher.py_func)
+        fastmath = dispatcher.targetoptions.get("fastmath") or ()
+        dispatcher._cache = _SlpCache(dispatcher.py_func, fastmath)
 
     def compile(sig):
         with global_compiler_lock:
@@ -228,11 +243,18 @@ def _with_slp(dispatcher):
 
 
 jit = _decorator(**_OPTIONS)
+_TILE_OPTIONS = {**_OPTIONS, "fastmath": {"contract"}}
+_jit_contract = _decorator(**_TILE_OPTIONS)
 
 
 def jit_slp(func):
     """:func:`jit` with LLVM's SLP vectorizer on for this kernel's compilation (module docstring)."""
     return _with_slp(jit(func))
+
+
+def jit_tiles(func):
+    """:func:`jit_slp` that also lets LLVM fuse multiply-adds (``contract``; module docstring)."""
+    return _with_slp(_jit_contract(func))
 
 
 jit_inline = _decorator(**_OPTIONS, inline="always")

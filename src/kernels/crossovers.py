@@ -172,10 +172,29 @@ MATMUL_PUSHFORWARD_ADD_MAX_N = 127
 MATMUL_TILED_MAX_N = {"d": 96, "f": 96}
 MATMUL_TILED_NARROW_MAX_N = {"d": 96, "f": 16}
 
+# The same tiles where numpy's OpenBLAS runs a core with its small-matrix gemm
+# (kernels._blas_core.SMALL_GEMM_CORES, SkylakeX's AVX-512 kernels), which is fast enough that
+# the tiles pay only where they save passes over memory: by kind of product (the `kind` of
+# kernels.tiled_products.fits), then dtype char; an entry of MATMUL_STACK_MAX_N (4) means never.
+# Measured in one process on an Intel Xeon (AVX-512, LLVM's tuning for 256-bit vectors), 256,000
+# entries per stack, tiles (with fused multiply-adds) against numpy's stacked matmul, float64
+# (float32): "product" A @ B 0.99x (1.21x) at 8, 0.91x (0.70x) at 12, 0.99x (0.93x) at 16,
+# 0.82x (0.85x) at 24; "pullback" (kernels.products.adjoint_operand's copy for numpy) 1.17x
+# (1.58x) at 8, 1.02x (0.80x) at 12, 1.19x (1.02x) at 16, 0.96x (0.97x) at 24; "pushforward"
+# (A @ B with A_dot @ B + A @ B_dot) 1.37x (1.40x) at 8, 1.13x (0.77x) at 12, 1.36x (1.26x)
+# at 16, 1.03x (1.01x) at 24, 1.00x (0.85x) at 32; "scaled" (X diag(d) Y, one pass, against
+# (X * d) @ Y) 1.89x (1.69x) at 8, 1.69x (1.66x) at 16, 1.10x (1.25x) at 32, 0.96x (0.90x) at 64.
+MATMUL_TILED_SMALL_GEMM_MAX_N = {
+    "product": {"d": 4, "f": 8},
+    "pullback": {"d": 16, "f": 8},
+    "pushforward": {"d": 24, "f": 8},
+    "scaled": {"d": 32, "f": 32},
+}
+
 # Products by an adjoint, X @ Y^H, of real stacks up to this on a side (the BLAS paths of the
 # matmul and inv pullbacks; qr's and solve's stacked pullbacks measured within noise): numpy's
 # stacked matmul by a C-ordered copy of Y^T (kernels.products.adjoint_operand), not by the view
-# Y.mT, when numpy's OpenBLAS runs its SkylakeX kernels (kernels.products.SMALL_GEMM_CORES),
+# Y.mT, when numpy's OpenBLAS runs its SkylakeX kernels (kernels._blas_core.SMALL_GEMM_CORES),
 # whose small-matrix gemm runs a transposed right operand at about half speed. With the copy,
 # float64, in one process on an Intel Xeon, C_bar @ B^T: 5x5 0.58 against 1.44 ms, 8x8 0.36
 # against 0.61, 16x16 0.36 against 0.44, 32x32 0.44 against 0.48, 64x64 0.68 against 0.76

@@ -28,7 +28,7 @@ import numpy as np
 
 from kernels import crossovers
 from kernels._alloc import empty_pair_like
-from kernels._blas_core import numpy_openblas_core
+from kernels._blas_core import SMALL_GEMM_CORES, numpy_openblas_core
 from kernels._jit import jit, jit_inline, jit_slp
 
 
@@ -299,21 +299,16 @@ def adjoint_batched(X):
     return out
 
 
-SMALL_GEMM_CORES = frozenset({"skylakex", "cooperlake", "sapphirerapids"})
-"""OpenBLAS cores whose small-matrix ``gemm`` runs a transposed right operand at reduced speed.
-
-OpenBLAS enables its small-matrix ``gemm`` kernels for these AVX-512 cores (``SMALL_MATRIX_OPT``;
-the wheels' build maps Cooper Lake and Sapphire Rapids to ``SkylakeX``). Measured on one
-machine, numpy's stacked ``C @ B.mT``, float64, in one process, core forced for the measurement:
-``SkylakeX`` 1000 x (16x16) 0.27 ms against 0.19 ms by a C-ordered copy of ``B.mT``, 4000 x
-(8x8) 0.33 against 0.23 ms; ``Haswell`` and ``Zen`` 0.28 against 0.35 ms and 0.29 against
-0.38 ms (the copy loses: their transposed product is as fast as the plain one).
-"""
-
-
 @functools.cache
 def adjoint_copy_pays() -> bool:
-    """Whether :func:`adjoint_operand` copies: numpy's OpenBLAS runs one of :data:`SMALL_GEMM_CORES`."""
+    """Whether :func:`adjoint_operand` copies: numpy's OpenBLAS runs one of ``SMALL_GEMM_CORES``.
+
+    (``kernels._blas_core.SMALL_GEMM_CORES``.) Measured on one machine, numpy's stacked
+    ``C @ B.mT``, float64, in one process, core forced for the measurement: ``SkylakeX`` 1000 x
+    (16x16) 0.27 ms against 0.19 ms by a C-ordered copy of ``B.mT``, 4000 x (8x8) 0.33 against
+    0.23 ms; ``Haswell`` and ``Zen`` 0.28 against 0.35 ms and 0.29 against 0.38 ms (the copy
+    loses: their transposed product is as fast as the plain one).
+    """
     return numpy_openblas_core() in SMALL_GEMM_CORES
 
 

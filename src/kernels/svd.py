@@ -60,6 +60,7 @@ import functools
 import numpy as np
 
 from kernels._jit import jit, jit_inline
+from kernels.tiled_products import scaled_products
 from kernels._spectral import (
     TILE,
     _mul_a_b_inplace,
@@ -346,7 +347,7 @@ def _pullback_blas(U, s, Vh, U_bar, s_bar, Vh_bar, rtol):
 
 @quiet
 def _svdvals_pullback_blas(U, Vh, s_bar):
-    return (U * s_bar[:, None, :]) @ Vh
+    return scaled_products(U, s_bar, Vh)
 
 
 @quiet

@@ -20,12 +20,13 @@ dimension, the way BLAS micro-kernels hold a block of ``C`` in registers: per st
 kernel reads four entries of ``A``'s rows and eight consecutive entries of ``B``'s row ``p``,
 and updates the 32 sums. The locals cannot alias anything, and the eight sums of one row are
 the same operation on consecutive data, which LLVM's SLP vectorizer turns into vector
-instructions (``kernels._jit.jit_slp``; Numba leaves that pass off by default). On machines
+instructions (``kernels._jit.jit_tiles``; Numba leaves that pass off by default). On machines
 with AVX-512 (:data:`WIDE`) blocks of 4x16 come first, 64 sums in 16 of its 32 vector
 registers; then blocks of 4x8 and 4x4. Rows and columns left over when ``m`` or ``n`` is not
 a multiple of 4 are plain dot products, several times slower per entry.
-Every entry of ``C`` is the sum over ``p`` in order, one rounding per product and per
-addition (no fused multiply-add: no ``fastmath``), so NaN and inf propagate as in the formula.
+Every entry of ``C`` is the sum over ``p`` in order, each term added by a fused multiply-add
+where LLVM fuses it (``kernels._jit.jit_tiles``: ``contract``, no other fast-math flag), so NaN
+and inf propagate as in the formula.
 An entry of ``C_dot`` is one such sum over the terms of ``A_dot B`` and then on over those of
 ``A B_dot`` (the product of ``[A_dot A]`` and ``[B; B_dot]``), within rounding of numpy's
 ``A_dot @ B + A @ B_dot``.
@@ -40,18 +41,20 @@ import llvmlite.binding
 import numba
 import numpy as np
 
-from kernels import crossovers
+from kernels import _blas_core, crossovers
 from kernels._alloc import empty_pair_like
-from kernels._jit import jit_inline, jit_slp
+from kernels._jit import jit_inline, jit_tiles
 
 __all__ = [
     "fits",
     "matmul_nt_tiled",
     "matmul_pullback_tiled",
     "matmul_pushforward_tiled",
+    "matmul_scaled_tiled",
     "matmul_tiled",
     "matmul_tn_tiled",
     "matmul_with_pushforward_tiled",
+    "scaled_products",
 ]
 
 
@@ -306,7 +309,7 @@ def _check_tangents(A, B, A_dot, B_dot):
         raise ValueError("tiled matmul: A_dot and B_dot must be shaped as A and B")
 
 
-@jit_slp
+@jit_tiles
 def matmul_tiled(A, B):
     """Return ``C = A B`` for real C-contiguous stacks ``A`` (b, m, k), ``B`` (b, k, n)."""
     _check_product(A, B)
@@ -316,7 +319,7 @@ def matmul_tiled(A, B):
     return C
 
 
-@jit_slp
+@jit_tiles
 def matmul_pushforward_tiled(A, B, A_dot, B_dot):
     """Return ``C_dot = A_dot B + A B_dot`` for real C-contiguous stacks shaped as the operands."""
     _check_product(A, B)
@@ -327,7 +330,7 @@ def matmul_pushforward_tiled(A, B, A_dot, B_dot):
     return C_dot
 
 
-@jit_slp
+@jit_tiles
 def matmul_with_pushforward_tiled(A, B, A_dot, B_dot):
     """Return ``(C, C_dot) = (A B, A_dot B + A B_dot)``; both views of one allocation."""
     _check_product(A, B)
@@ -342,7 +345,7 @@ def matmul_with_pushforward_tiled(A, B, A_dot, B_dot):
     return C, C_dot
 
 
-@jit_slp
+@jit_tiles
 def matmul_pullback_tiled(A, B, C_bar):
     """Return ``(A_bar, B_bar) = (C_bar B^T, A^T C_bar)`` for real C-contiguous stacks.
 
@@ -364,7 +367,44 @@ def matmul_pullback_tiled(A, B, C_bar):
     return A_bar, B_bar
 
 
-@jit_slp
+@jit_tiles
+def matmul_scaled_tiled(X, d, Y):
+    """Return ``X[t] diag(d[t]) Y[t]`` for real C-contiguous stacks ``X`` (b, m, k), ``d`` (b, k), ``Y`` (b, k, n).
+
+    Each ``X[t] diag(d[t])`` is formed in a scratch matrix that stays in cache, then multiplied
+    by the tiles: the same roundings as ``(X * d[:, None, :]) @ Y`` up to the order of the sums,
+    without writing and reading back the scaled stack, a pass over memory as large as ``X``
+    (the pullback of the singular values, ``U diag(s_bar) V^T``).
+    """
+    if Y.shape[0] != X.shape[0] or Y.shape[1] != X.shape[2] or d.shape != (X.shape[0], X.shape[2]):
+        raise ValueError("matmul_scaled_tiled: X (b, m, k), d (b, k) and Y (b, k, n) do not fit")
+    C = np.empty((X.shape[0], X.shape[1], Y.shape[2]), dtype=X.dtype)
+    XD = np.empty((X.shape[1], X.shape[2]), dtype=X.dtype)
+    for t in range(X.shape[0]):
+        for i in range(X.shape[1]):
+            for p in range(X.shape[2]):
+                XD[i, p] = X[t, i, p] * d[t, p]
+        _product_inplace(XD, Y[t], XD, Y[t], C[t], False, False)
+    return C
+
+
+def scaled_products(X, d, Y):
+    """``X[t] diag(d[t]) Y[t]`` for stacks ``X`` (b, m, k), ``d`` (b, k), ``Y`` (b, k, n).
+
+    :func:`matmul_scaled_tiled` where :func:`fits` takes the stacks (``kind="scaled"``),
+    ``(X * d[:, None, :]) @ Y`` otherwise (any dtype, numpy's broadcasting).
+    """
+    if (
+        fits((X.shape[-2], X.shape[-1], Y.shape[-1]), X, Y, kind="scaled")
+        and type(d) is np.ndarray
+        and d.dtype == X.dtype
+        and d.flags.carray
+    ):
+        return matmul_scaled_tiled(X, d, Y)
+    return (X * d[..., None, :]) @ Y
+
+
+@jit_tiles
 def matmul_nt_tiled(X, Y):
     """Return ``X[t] Y[t]^T`` for real C-contiguous stacks ``X`` (b, m, k), ``Y`` (b, n, k)."""
     if Y.shape[0] != X.shape[0] or Y.shape[2] != X.shape[2]:
@@ -377,7 +417,7 @@ def matmul_nt_tiled(X, Y):
     return C
 
 
-@jit_slp
+@jit_tiles
 def matmul_tn_tiled(X, Y):
     """Return ``X[t]^T Y[t]`` for real C-contiguous stacks ``X`` (b, k, m), ``Y`` (b, k, n)."""
     if Y.shape[0] != X.shape[0] or Y.shape[1] != X.shape[1]:
@@ -391,7 +431,7 @@ def matmul_tn_tiled(X, Y):
 _DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 
 
-def fits(sides, *stacks):
+def fits(sides, *stacks, kind="product"):
     """Whether these kernels take a product of ``stacks`` whose ``(m, k, n)`` are ``sides``.
 
     The stacks: 3-D ndarrays of one dtype with an entry in
@@ -399,13 +439,21 @@ def fits(sides, *stacks):
     :data:`WIDE`; float64, float32), C-contiguous, aligned and
     writable (Numba compiles read-only arrays as another type). The sides: multiples of 4,
     the largest above ``kernels.crossovers.MATMUL_STACK_MAX_N`` (where the loop kernels of
-    ``kernels.products`` win) and up to that entry. A plain Python function, for the callers'
-    choice of path; the kernels themselves check that the shapes of their operands fit.
+    ``kernels.products`` win) and up to that entry. ``kind`` names what is computed, for the
+    crossover where numpy's OpenBLAS runs a small-matrix ``gemm`` core
+    (``kernels._blas_core.small_gemm_core``, ``kernels.crossovers.MATMUL_TILED_SMALL_GEMM_MAX_N``):
+    ``"product"`` (:func:`matmul_tiled`, :func:`matmul_nt_tiled`, :func:`matmul_tn_tiled`),
+    ``"pullback"``, ``"pushforward"`` (with or without the product) or ``"scaled"``
+    (:func:`matmul_scaled_tiled`). A plain Python function, for the callers' choice of path;
+    the kernels themselves check that the shapes of their operands fit.
     """
     first = stacks[0]
     if type(first) is not np.ndarray or first.dtype not in _DTYPES:  # native byte order only
         return False
-    limits = crossovers.MATMUL_TILED_MAX_N if WIDE else crossovers.MATMUL_TILED_NARROW_MAX_N
+    if _blas_core.small_gemm_core():
+        limits = crossovers.MATMUL_TILED_SMALL_GEMM_MAX_N[kind]
+    else:
+        limits = crossovers.MATMUL_TILED_MAX_N if WIDE else crossovers.MATMUL_TILED_NARROW_MAX_N
     limit = limits.get(first.dtype.char)
     if limit is None:
         return False

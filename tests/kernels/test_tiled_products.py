@@ -1,4 +1,6 @@
 import platform
+import re
+from fractions import Fraction
 
 import numba
 import numpy as np
@@ -74,13 +76,51 @@ def test_each_kernel_matches_the_exact_products(stacks, dtype, m, k, n):
         np.testing.assert_array_equal(x, original)  # inputs untouched
 
 
+def _rounded(exact, dtype):
+    """``exact`` (a Fraction) rounded to the nearest ``dtype`` value, ties to even."""
+    near = dtype(float(exact))  # within one step of the nearest: look at the neighbours
+    candidates = [np.nextafter(near, dtype(-np.inf)), near, np.nextafter(near, dtype(np.inf))]
+    distance = [abs(Fraction(float(c)) - exact) for c in candidates]
+    best = min(distance)
+    ties = [c for c, d in zip(candidates, distance, strict=True) if d == best]
+    return min(ties, key=lambda c: int(np.frexp(c)[0] * 2**30) % 2)  # the even one on a tie
+
+
+def _fused_sums_in_order(A, B):
+    """``sum_p A[:, i, p] B[:, p, j]`` in order, each step one fused multiply-add (one rounding).
+
+    Exact rational arithmetic per step (``fractions``), then rounded to the dtype: the
+    reference for kernels that LLVM compiled with fused multiply-adds.
+    """
+    dtype = A.dtype.type
+    C = np.zeros((A.shape[0], A.shape[1], B.shape[2]), A.dtype)
+    for t, i, j in np.ndindex(C.shape):
+        s = dtype(0)
+        for p in range(A.shape[2]):
+            s = _rounded(Fraction(float(A[t, i, p])) * Fraction(float(B[t, p, j])) + Fraction(float(s)), dtype)
+        C[t, i, j] = s
+    return C
+
+
+def _fuses(kernel):
+    """Whether the kernel's compiled code holds fused multiply-adds (x86 mnemonics)."""
+    return "vfmadd" in "\n".join(kernel.inspect_asm().values())
+
+
 @pytest.mark.parametrize("dtype", REAL)
 @pytest.mark.parametrize("sides", [(8, 6, 12), (5, 6, 9), (4, 6, 32)])
 def test_each_entry_is_the_sum_over_p_in_order(stacks, dtype, sides):
-    """No reassociation: the sums of the tiles and of the edges are bit for bit the loop's."""
+    """No reassociation: the sums of the tiles and of the edges are bit for bit the loop's.
+
+    Each step rounds once where the code fuses the multiply-add (``contract``), twice where it
+    does not (a machine without FMA instructions).
+    """
     m, k, n = sides
     A, B = stacks(dtype, (2, m, k), (2, k, n))
     C = matmul_tiled(A, B)
+    if platform.machine() in ("x86_64", "AMD64") and _fuses(matmul_tiled):
+        np.testing.assert_array_equal(C, _fused_sums_in_order(A, B))
+        return
     loop = np.zeros(C.shape, dtype)
     for p in range(k):
         loop += A[:, :, p, None] * B[:, None, p, :]  # in dtype: one rounding per step
@@ -114,7 +154,7 @@ def test_blocks_of_16_and_of_8_give_the_same_bits(stacks, monkeypatch):
     monkeypatch.setattr(tiled_products, "WIDE", not tiled_products.WIDE)
     for name in ("matmul_with_pushforward_tiled", "matmul_pullback_tiled"):
         kernel = getattr(tiled_products, name)
-        other = _jit._with_slp(numba.njit(kernel.py_func, **_jit._OPTIONS))
+        other = _jit._with_slp(numba.njit(kernel.py_func, **_jit._TILE_OPTIONS))
         for m, k, n in [(16, 8, 32), (8, 5, 28), (13, 16, 17)]:
             A, B, A_dot, B_dot = stacks(np.float64, (2, m, k), (2, k, n), (2, m, k), (2, k, n))
             C_bar = stacks(np.float64, (2, m, n))[0]
@@ -217,9 +257,19 @@ def test_slp_code_has_its_own_cache_keys(stacks):
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86 mnemonics")
 def test_the_tiles_are_vectorised(stacks):
-    """The claim behind the kernels: packed multiplies (``mulpd``), not scalar ones only."""
+    """The claim behind the kernels: packed multiplies (``mulpd``, ``vfmadd231pd``), not scalar ones only."""
     A, B = stacks(np.float64, (2, 8, 8), (2, 8, 8))
-    fresh = _jit._with_slp(numba.njit(matmul_tiled.py_func, **_jit._OPTIONS))  # not cached
+    fresh = _jit._with_slp(numba.njit(matmul_tiled.py_func, **_jit._TILE_OPTIONS))  # not cached
     np.testing.assert_array_equal(fresh(A, B), matmul_tiled(A, B))
     asm = "\n".join(fresh.inspect_asm().values())
-    assert "mulpd" in asm
+    assert re.search(r"\b(v?mulpd|vfn?m(add|sub)\d+pd)\b", asm)  # packed: plain or fused
+
+
+def test_fused_code_has_its_own_cache_keys(stacks):
+    """Code compiled with ``contract`` (``jit_tiles``) and without it never shares an entry."""
+    A = stacks(np.float64, (1, 8, 8))[0]
+    matmul_tiled(A, A)
+    codegen = matmul_tiled.targetctx.codegen()
+    sig = matmul_tiled.signatures[0]
+    unfused = _jit._SlpCache(matmul_tiled.py_func)
+    assert matmul_tiled._cache._index_key(sig, codegen) != unfused._index_key(sig, codegen)

@@ -441,14 +441,8 @@ def _scaled_product(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndar
 
 
 def _scaled_products(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndarray:
-    """``U diag(s_bar) Vh`` of each matrix of a stack (``kernels.svd``'s BLAS path, unchecked).
-
-    By ``kernels.tiled_products`` where it fits (real stacks, sides in fours).
-    """
-    US = U * s_bar[:, None, :]
-    if ktiled.fits((US.shape[1], US.shape[2], Vh.shape[2]), US, Vh):
-        return ktiled.matmul_tiled(US, Vh)
-    return US @ Vh
+    """``U diag(s_bar) Vh`` of each matrix of a stack (``kernels.svd``'s BLAS path, unchecked)."""
+    return ktiled.scaled_products(U, s_bar, Vh)
 
 
 def _frule(
