@@ -60,7 +60,6 @@ import functools
 import numpy as np
 
 from kernels._jit import jit, jit_inline
-from kernels.tiled_products import scaled_products
 from kernels._spectral import (
     TILE,
     _mul_a_b_inplace,
@@ -74,6 +73,7 @@ from kernels._spectral import (
     use_loops,
 )
 from kernels._svd_gauge import _gauge_residual_loops
+from kernels.tiled_products import scaled_products
 
 __all__ = [
     "svd_gauge_residual",

@@ -216,6 +216,9 @@ def test_inv_pullback_and_pushforward_match_formulas(rng, dtype, n):
 @pytest.mark.parametrize("n", [8, 12, 6])
 def test_inv_blas_paths_of_stacks_multiply_by_tiles_where_they_fit(rng, dtype, n, monkeypatch):
     """Real stacks with sides in fours take kernels.tiled_products; the same numbers as BLAS."""
+    from kernels import _blas_core
+
+    monkeypatch.setattr(_blas_core, "small_gemm_core", lambda: False)  # the general table
     Y = np.stack([np.linalg.inv(well_conditioned(rng, n, dtype)) for _ in range(3)])
     Y_bar, A_dot = rand(rng, (3, n, n), dtype), rand(rng, (3, n, n), dtype)
     calls = []

@@ -97,14 +97,20 @@ def _fused_sums_in_order(A, B):
     for t, i, j in np.ndindex(C.shape):
         s = dtype(0)
         for p in range(A.shape[2]):
-            s = _rounded(Fraction(float(A[t, i, p])) * Fraction(float(B[t, p, j])) + Fraction(float(s)), dtype)
+            s = _rounded(
+                Fraction(float(A[t, i, p])) * Fraction(float(B[t, p, j])) + Fraction(float(s)),
+                dtype,
+            )
         C[t, i, j] = s
     return C
 
 
 def _fuses(kernel):
-    """Whether the kernel's compiled code holds fused multiply-adds (x86 mnemonics)."""
-    return "vfmadd" in "\n".join(kernel.inspect_asm().values())
+    """Whether the kernel's code holds fused multiply-adds (x86 mnemonics; a fresh, uncached
+    compilation with the kernel's options, since Numba cannot show the code of cached ones)."""
+    fresh = _jit._with_slp(numba.njit(kernel.py_func, **_jit._TILE_OPTIONS))
+    fresh(*[np.ones((1, 8, 8))] * 2)
+    return "vfmadd" in "\n".join(fresh.inspect_asm().values())
 
 
 @pytest.mark.parametrize("dtype", REAL)
@@ -180,7 +186,24 @@ def test_mismatched_shapes_raise(stacks):
         matmul_tn_tiled(A, B1)
 
 
-def test_fits(stacks):
+def test_fits_by_kind_on_the_small_gemm_cores(stacks, monkeypatch):
+    """Where numpy's OpenBLAS runs a small-gemm core, each kind has its own limit."""
+    from kernels import _blas_core, crossovers
+
+    monkeypatch.setattr(_blas_core, "small_gemm_core", lambda: True)
+    A8, A16 = stacks(np.float64, (2, 8, 8), (2, 16, 16))
+    table = crossovers.MATMUL_TILED_SMALL_GEMM_MAX_N
+    for kind, limits in table.items():
+        assert fits((8, 8, 8), A8, A8, kind=kind) is (limits["d"] >= 8)
+        assert fits((16, 16, 16), A16, A16, kind=kind) is (limits["d"] >= 16)
+    monkeypatch.setattr(_blas_core, "small_gemm_core", lambda: False)
+    assert all(fits((16, 16, 16), A16, A16, kind=kind) for kind in table)
+
+
+def test_fits(stacks, monkeypatch):
+    from kernels import _blas_core
+
+    monkeypatch.setattr(_blas_core, "small_gemm_core", lambda: False)  # the general table
     A = stacks(np.float64, (3, 8, 8))[0]
     assert fits((8, 8, 8), A, A)
     assert not fits((8, 8, 6), A, A)  # a side not in fours
@@ -253,6 +276,8 @@ def test_slp_code_has_its_own_cache_keys(stacks):
     sig = matmul_tiled.signatures[0]
     plain = _jit._FallbackCache(matmul_tiled.py_func)
     assert matmul_tiled._cache._index_key(sig, codegen) != plain._index_key(sig, codegen)
+    unfused = _jit._SlpCache(matmul_tiled.py_func)  # SLP without contract (jit_slp)
+    assert matmul_tiled._cache._index_key(sig, codegen) != unfused._index_key(sig, codegen)
 
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86 mnemonics")
@@ -265,11 +290,19 @@ def test_the_tiles_are_vectorised(stacks):
     assert re.search(r"\b(v?mulpd|vfn?m(add|sub)\d+pd)\b", asm)  # packed: plain or fused
 
 
-def test_fused_code_has_its_own_cache_keys(stacks):
-    """Code compiled with ``contract`` (``jit_tiles``) and without it never shares an entry."""
-    A = stacks(np.float64, (1, 8, 8))[0]
-    matmul_tiled(A, A)
-    codegen = matmul_tiled.targetctx.codegen()
-    sig = matmul_tiled.signatures[0]
-    unfused = _jit._SlpCache(matmul_tiled.py_func)
-    assert matmul_tiled._cache._index_key(sig, codegen) != unfused._index_key(sig, codegen)
+@pytest.mark.parametrize("dtype", REAL)
+@pytest.mark.parametrize(("m", "k", "n"), SHAPES)
+def test_the_scaled_product_matches_the_formula(stacks, dtype, m, k, n):
+    """``matmul_scaled_tiled(X, d, Y)`` is ``(X * d) @ Y`` within the rounding of its sums."""
+    X, Y, d = stacks(dtype, (3, m, k), (3, k, n), (3, k))
+    copies = [x.copy() for x in (X, Y, d)]
+    got = tiled_products.matmul_scaled_tiled(X, d, Y)
+    XD = X * d[:, None, :]
+    assert got.dtype == dtype
+    assert got.flags.c_contiguous
+    assert np.all(np.abs(got - exact(XD, Y)) <= rounding_bound(dtype, 2 * k, (XD, Y)))
+    np.testing.assert_allclose(tiled_products.scaled_products(X, d, Y), got, rtol=1e-5)
+    for x, original in zip((X, Y, d), copies, strict=True):
+        np.testing.assert_array_equal(x, original)
+    with pytest.raises(ValueError, match="matmul_scaled_tiled"):
+        tiled_products.matmul_scaled_tiled(X, d[:, :-1] if k else np.ones((3, 1), dtype), Y)

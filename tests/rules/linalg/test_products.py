@@ -381,6 +381,8 @@ def test_real_stacks_of_sides_in_fours_take_the_tiled_kernels(
     """Forward, pullback and pushforward (the lane and the general rule) through
     ``kernels.tiled_products`` within ``MATMUL_TILED_MAX_N`` of their dtype, the same numbers."""
     m, k, n = sides
+    # the general table (not the small-gemm cores' MATMUL_TILED_SMALL_GEMM_MAX_N)
+    monkeypatch.setattr(products.ktiled._blas_core, "small_gemm_core", lambda: False)
     A, B, C_bar = randn(dtype, 3, m, k), randn(dtype, 3, k, n), randn(dtype, 3, m, n)
     A_dot, B_dot = randn(dtype, 3, m, k), randn(dtype, 3, k, n)
     calls = []
