@@ -168,7 +168,10 @@ MATMUL_PUSHFORWARD_ADD_MAX_N = 127
 # of 4x8 only, measured on the same machine) float32 lost from 20x20 on (pullback 0.96x, its
 # vectors half full): MATMUL_TILED_NARROW_MAX_N. inv's and svdvals' derivatives were measured
 # with the tiles at 1000 x (16x16) float64 only (kernels.solve.inv_pullback_blas,
-# rules.linalg.svd._scaled_products), where each took about 0.6 of its BLAS time.
+# rules.linalg.svd._scaled_products), where each took about 0.6 of its BLAS time as two
+# separate tiled products; they now run in one pass (kernels.tiled_products.inv_pullback_tiled,
+# inv_pushforward_tiled, matmul_scaled_tiled): on the Intel Xeon below, inv's pullback in one
+# pass beat its two tiled products at every size measured, 8 to 48.
 MATMUL_TILED_MAX_N = {"d": 96, "f": 96}
 MATMUL_TILED_NARROW_MAX_N = {"d": 96, "f": 16}
 
@@ -183,12 +186,19 @@ MATMUL_TILED_NARROW_MAX_N = {"d": 96, "f": 16}
 # (1.58x) at 8, 1.02x (0.80x) at 12, 1.19x (1.02x) at 16, 0.96x (0.97x) at 24; "pushforward"
 # (A @ B with A_dot @ B + A @ B_dot) 1.37x (1.40x) at 8, 1.13x (0.77x) at 12, 1.36x (1.26x)
 # at 16, 1.03x (1.01x) at 24, 1.00x (0.85x) at 32; "scaled" (X diag(d) Y, one pass, against
-# (X * d) @ Y) 1.89x (1.69x) at 8, 1.69x (1.66x) at 16, 1.10x (1.25x) at 32, 0.96x (0.90x) at 64.
+# (X * d) @ Y) 1.89x (1.69x) at 8, 1.69x (1.66x) at 16, 1.10x (1.25x) at 32, 0.96x (0.90x) at 64;
+# "inv_pullback" (-Y^T Y_bar Y^T in one pass, against adjoint_operand's copy and two matmuls)
+# 1.53x (1.51x) at 8, 1.36x (0.95x) at 12, 1.44x (1.31x) at 16, 1.33x (1.15x) at 24, 1.22x
+# (0.99x) at 32, 1.12x (0.94x) at 48; "inv_pushforward" (-Y A_dot Y) 1.37x (1.44x) at 8, 1.16x
+# (0.77x) at 12, 1.25x (1.10x) at 16, 1.10x (1.06x) at 24, 1.06x (0.91x) at 32, 1.02x (0.91x)
+# at 48. float32 at 12 loses in every kind (its 4x8 blocks and a 4x4 block per row of tiles).
 MATMUL_TILED_SMALL_GEMM_MAX_N = {
     "product": {"d": 4, "f": 8},
     "pullback": {"d": 16, "f": 8},
     "pushforward": {"d": 24, "f": 8},
     "scaled": {"d": 32, "f": 32},
+    "inv_pullback": {"d": 48, "f": 8},
+    "inv_pushforward": {"d": 32, "f": 8},
 }
 
 # Products by an adjoint, X @ Y^H, of real stacks up to this on a side (the BLAS paths of the

@@ -246,16 +246,17 @@ def inv_pullback_blas(Y, Y_bar):
 
     ``Y^H`` is :func:`kernels.products.adjoint_operand`'s: a C-ordered copy for real stacks of
     small matrices, which makes both products plain ones (1000 x (16x16) float64: 0.64 against
-    0.74 ms with the view). Real ``(b, n, n)`` stacks that
-    :func:`kernels.tiled_products.fits` takes multiply by its tiles instead: ``Y^T (Y_bar Y^T)``
-    as ``matmul_tn_tiled`` of ``Y`` and ``matmul_nt_tiled(Y_bar, Y)`` (1000 x (16x16) float64,
-    one process on an AMD EPYC: 0.31 against 0.53 ms).
+    0.74 ms with the view). Real ``(b, n, n)`` stacks that :func:`kernels.tiled_products.fits`
+    takes (``kind="inv_pullback"``) go through :func:`kernels.tiled_products.inv_pullback_tiled`
+    instead, both products per matrix in one pass over the stacks.
     """
     n = Y.shape[-1]
-    if Y.ndim == 3 and Y_bar.shape == Y.shape and tiled.fits((n, n, n), Y, Y_bar, kind="pullback"):
-        A_bar = tiled.matmul_tn_tiled(Y, tiled.matmul_nt_tiled(Y_bar, Y))
-        np.negative(A_bar, out=A_bar)
-        return A_bar
+    if (
+        Y.ndim == 3
+        and Y_bar.shape == Y.shape
+        and tiled.fits((n, n, n), Y, Y_bar, kind="inv_pullback")
+    ):
+        return tiled.inv_pullback_tiled(Y, Y_bar)
     Y_h = adjoint_operand(Y)
     A_bar = Y_h @ (Y_bar @ Y_h)
     np.negative(A_bar, out=A_bar)
@@ -266,13 +267,16 @@ def inv_pushforward_blas(Y, A_dot):
     """``inv_pushforward`` for large matrices (or stacks): two products, ``-Y (A_dot Y)``.
 
     Two BLAS ``gemm`` (numpy's matmul, which broadcasts). Real ``(b, n, n)`` stacks that
-    :func:`kernels.tiled_products.fits` takes multiply by its tiles (1000 x (16x16) float64,
-    one process on an AMD EPYC: 0.24 against 0.55 ms).
+    :func:`kernels.tiled_products.fits` takes (``kind="inv_pushforward"``) go through
+    :func:`kernels.tiled_products.inv_pushforward_tiled`, one pass over the stacks.
     """
     n = Y.shape[-1]
-    if Y.ndim == 3 and A_dot.shape == Y.shape and tiled.fits((n, n, n), Y, A_dot):
-        Y_dot = tiled.matmul_tiled(Y, tiled.matmul_tiled(A_dot, Y))
-    else:
-        Y_dot = Y @ (A_dot @ Y)
+    if (
+        Y.ndim == 3
+        and A_dot.shape == Y.shape
+        and tiled.fits((n, n, n), Y, A_dot, kind="inv_pushforward")
+    ):
+        return tiled.inv_pushforward_tiled(Y, A_dot)
+    Y_dot = Y @ (A_dot @ Y)
     np.negative(Y_dot, out=Y_dot)
     return Y_dot

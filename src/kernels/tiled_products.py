@@ -47,6 +47,8 @@ from kernels._jit import jit_inline, jit_tiles
 
 __all__ = [
     "fits",
+    "inv_pullback_tiled",
+    "inv_pushforward_tiled",
     "matmul_nt_tiled",
     "matmul_pullback_tiled",
     "matmul_pushforward_tiled",
@@ -388,6 +390,55 @@ def matmul_scaled_tiled(X, d, Y):
     return C
 
 
+@jit_inline
+def _minus_y_m_y(Y, M, adjoint):
+    """``-Y[t]^T M[t] Y[t]^T`` with ``adjoint``, else ``-Y[t] M[t] Y[t]``, for (b, n, n) stacks.
+
+    Per matrix: ``W = -Y^T`` (or ``-Y``) into a scratch matrix, ``S = M W`` into another, then
+    ``Y^T S`` (the tiles read ``Y`` transposed as their left operand) or ``Y S``. Both scratch
+    matrices stay in cache, so the stacks are read once and the result written once; two
+    separate products write and read back ``S``, a pass over memory as large as the stack,
+    and negating the result takes a third.
+    """
+    n = Y.shape[1]
+    out = np.empty(Y.shape, dtype=Y.dtype)
+    W = np.empty((n, n), dtype=Y.dtype)
+    S = np.empty((n, n), dtype=Y.dtype)
+    for t in range(Y.shape[0]):
+        for i in range(n):
+            for j in range(n):
+                if adjoint:
+                    W[j, i] = -Y[t, i, j]
+                else:
+                    W[i, j] = -Y[t, i, j]
+        _product_inplace(M[t], W, M[t], W, S, False, False)
+        _product_inplace(Y[t], S, Y[t], S, out[t], False, adjoint)
+    return out
+
+
+@jit_tiles
+def inv_pullback_tiled(Y, Y_bar):
+    """Return ``-Y[t]^T Y_bar[t] Y[t]^T`` for real C-contiguous stacks ``Y``, ``Y_bar`` (b, n, n).
+
+    The pullback of ``Y = inv(A)`` (Giles 2008), both products of a matrix in one pass over
+    the stacks.
+    """
+    if Y.shape[1] != Y.shape[2] or Y_bar.shape != Y.shape:
+        raise ValueError("inv_pullback_tiled: need Y and Y_bar (b, n, n)")
+    return _minus_y_m_y(Y, Y_bar, True)
+
+
+@jit_tiles
+def inv_pushforward_tiled(Y, A_dot):
+    """Return ``-Y[t] A_dot[t] Y[t]`` for real C-contiguous stacks ``Y``, ``A_dot`` (b, n, n).
+
+    The pushforward of ``Y = inv(A)``, both products of a matrix in one pass over the stacks.
+    """
+    if Y.shape[1] != Y.shape[2] or A_dot.shape != Y.shape:
+        raise ValueError("inv_pushforward_tiled: need Y and A_dot (b, n, n)")
+    return _minus_y_m_y(Y, A_dot, False)
+
+
 def scaled_products(X, d, Y):
     """``X[t] diag(d[t]) Y[t]`` for stacks ``X`` (b, m, k), ``d`` (b, k), ``Y`` (b, k, n).
 
@@ -443,8 +494,9 @@ def fits(sides, *stacks, kind="product"):
     crossover where numpy's OpenBLAS runs a small-matrix ``gemm`` core
     (``kernels._blas_core.small_gemm_core``, ``kernels.crossovers.MATMUL_TILED_SMALL_GEMM_MAX_N``):
     ``"product"`` (:func:`matmul_tiled`, :func:`matmul_nt_tiled`, :func:`matmul_tn_tiled`),
-    ``"pullback"``, ``"pushforward"`` (with or without the product) or ``"scaled"``
-    (:func:`matmul_scaled_tiled`). A plain Python function, for the callers' choice of path;
+    ``"pullback"``, ``"pushforward"`` (with or without the product), ``"scaled"``
+    (:func:`matmul_scaled_tiled`), ``"inv_pullback"`` or ``"inv_pushforward"``
+    (:func:`inv_pullback_tiled`, :func:`inv_pushforward_tiled`). A plain Python function, for the callers' choice of path;
     the kernels themselves check that the shapes of their operands fit.
     """
     first = stacks[0]

@@ -223,6 +223,8 @@ def test_an_empty_stack(stacks):
     assert matmul_tiled(A, B).shape == (0, 8, 8)
     A_bar, B_bar = matmul_pullback_tiled(A, B, A)
     assert A_bar.shape == B_bar.shape == (0, 8, 8)
+    assert tiled_products.inv_pullback_tiled(A, B).shape == (0, 8, 8)
+    assert tiled_products.inv_pushforward_tiled(A, B).shape == (0, 8, 8)
 
 
 def test_slp_is_on_for_the_kernels_compilation_only():
@@ -306,3 +308,31 @@ def test_the_scaled_product_matches_the_formula(stacks, dtype, m, k, n):
         np.testing.assert_array_equal(x, original)
     with pytest.raises(ValueError, match="matmul_scaled_tiled"):
         tiled_products.matmul_scaled_tiled(X, d[:, :-1] if k else np.ones((3, 1), dtype), Y)
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@pytest.mark.parametrize("n", [1, 3, 4, 8, 12, 16, 20])
+def test_the_inverse_derivatives_match_their_products(stacks, dtype, n):
+    """``inv_pullback_tiled`` is ``-Y^T Y_bar Y^T``, ``inv_pushforward_tiled`` ``-Y A_dot Y``.
+
+    Each within the rounding of two sums of products (the first product is rounded before the
+    second: the bound is that of the exact first product's magnitudes, doubled).
+    """
+    Y, Y_bar, A_dot = stacks(dtype, (3, n, n), (3, n, n), (3, n, n))
+    copies = [x.copy() for x in (Y, Y_bar, A_dot)]
+    Yt = np.ascontiguousarray(Y.mT)
+    A_bar = tiled_products.inv_pullback_tiled(Y, Y_bar)
+    Y_dot = tiled_products.inv_pushforward_tiled(Y, A_dot)
+    for got, X, M, Z in ((A_bar, Yt, Y_bar, Yt), (Y_dot, Y, A_dot, Y)):
+        assert got.dtype == dtype
+        assert got.flags.c_contiguous
+        MZ = np.abs(M).astype(np.float64) @ np.abs(Z)
+        bound = 2 * rounding_bound(dtype, 2 * n, (X, MZ))
+        assert np.all(np.abs(got + exact(X, exact(M, Z))) <= bound)
+    for x, original in zip((Y, Y_bar, A_dot), copies, strict=True):
+        np.testing.assert_array_equal(x, original)
+    for f in (tiled_products.inv_pullback_tiled, tiled_products.inv_pushforward_tiled):
+        with pytest.raises(ValueError, match=f.__name__):
+            f(Y, Y_bar[:, :, :-1] if n > 1 else np.ones((2, 1, 1), dtype))
+        with pytest.raises(ValueError, match=f.__name__):
+            f(np.ones((3, n, n + 1), dtype), np.ones((3, n, n + 1), dtype))
