@@ -365,6 +365,26 @@ def test_the_lane_takes_real_stacks_above_the_kernels(randn, dtype):
     np.testing.assert_allclose(got[1], 2 * small @ small, rtol=1e-5)
 
 
+def test_the_lane_of_one_matrix_and_an_equal_dtype_of_another_object():
+    """The lane knows numpy's own dtype objects; an equal one (an unpickled array's) takes the rule."""
+    import pickle
+
+    rng = np.random.default_rng(0)
+    A, B, A_dot, B_dot = (rng.standard_normal((4, 4)) for _ in range(4))
+    expected = (A @ B, A_dot @ B + A @ B_dot)
+    got = products.matmul_frule_lane((NoTangent(), A_dot, B_dot), A, B)
+    for x, y in zip(got, expected, strict=True):
+        np.testing.assert_allclose(x, y, rtol=1e-14)
+    A_unpickled = pickle.loads(pickle.dumps(A))
+    assert A_unpickled.dtype == A.dtype
+    assert A_unpickled.dtype is not A.dtype  # else this test shows nothing
+    assert products.matmul_frule_lane((NoTangent(), A_dot, B_dot), A_unpickled, B) is None
+    got = frule((NoTangent(), A_dot, B_dot), np.matmul, A_unpickled, B)
+    for x, y in zip(got, expected, strict=True):
+        assert x.dtype == np.float64
+        np.testing.assert_allclose(x, y, rtol=1e-14)
+
+
 @pytest.mark.parametrize(
     ("sides", "tiled"),
     [
