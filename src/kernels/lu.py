@@ -41,6 +41,7 @@ import numpy as np
 from kernels._blas import trsm_c_inplace
 from kernels._flat_lanes import NL
 from kernels._jit import jit, jit_inline
+from kernels._lu4 import lu_factor4, lu_solve4
 from kernels._smallmat import (
     _div,
     _lanes,
@@ -64,10 +65,21 @@ def lu_factor_batched(A):
 
     ``A`` (b, n, n); ``lu`` (b, n, n) of the same dtype; ``piv`` (b, n) int32, 0-based swaps.
     An exactly singular matrix factors with a zero on the diagonal of ``U``, as in LAPACK.
+    4x4 matrices are factored one at a time in registers (``kernels._lu4``), the same
+    arithmetic as the lane blocks of other orders.
     """
-    b, n, n2 = A.shape
+    _, n, n2 = A.shape
     if n2 != n:
         raise ValueError("lu_factor_batched: A must be a stack of square matrices (b, n, n)")
+    if n == 4:
+        return lu_factor4(A)
+    return _lu_factor_lanes(A)
+
+
+@jit
+def _lu_factor_lanes(A):
+    """:func:`lu_factor_batched` on lane blocks, for any order (the tests compare 4x4 with it)."""
+    b, n, _ = A.shape
     nl = _lanes(b, n * n)
     lu = np.empty_like(A)
     piv = np.empty((b, n), dtype=np.int32)
@@ -156,12 +168,23 @@ def lu_solve_batched(lu, piv, B, trans):
     """Return ``X[i] = op(A[i])^-1 B[i]`` from ``lu_factor_batched`` output; B (b, n, k).
 
     ``trans`` as in ``scipy.linalg.lu_solve``: 0 for ``A``, 1 for ``A^T``, 2 for ``A^H``.
+    4x4 matrices are solved one at a time in registers (``kernels._lu4``), the same arithmetic
+    as the lane blocks of other orders.
     """
     b, n, k = B.shape
     if lu.shape != (b, n, n) or piv.shape != (b, n) or trans < 0 or trans > 2:
         raise ValueError("lu_solve_batched: need lu (b, n, n), piv (b, n), B (b, n, k), trans 0-2")
+    if n == 4:
+        return lu_solve4(lu, piv, B, trans)
     if n >= _ROWS_MIN_N and k >= _ROWS_MIN_K and B.itemsize >= 8:
         return _lu_solve_rows(lu, piv, B, trans)
+    return _lu_solve_lanes(lu, piv, B, trans)
+
+
+@jit
+def _lu_solve_lanes(lu, piv, B, trans):
+    """:func:`lu_solve_batched` on lane blocks, for any order (the tests compare 4x4 with it)."""
+    b, n, k = B.shape
     nl = _lanes(b, n * max(n, k))
     X = np.empty_like(B)
     F = np.empty((n, n, nl), dtype=lu.dtype)

@@ -32,6 +32,7 @@ import numpy as np
 
 from kernels import tiled_products as tiled
 from kernels._jit import jit, jit_inline
+from kernels._lu4 import solve_pullback4, solve_pushforward4
 from kernels._smallmat import (
     _lanes,
     _load_inplace,
@@ -108,6 +109,8 @@ def solve_pullback_batched(lu, piv, X, X_bar):
         raise ValueError(
             "solve_pullback_batched: need lu (b, n, n), piv (b, n), X and X_bar (b, n, k)"
         )
+    if n == 4:
+        return solve_pullback4(lu, piv, X, X_bar)
     if n < _MATMUL_PULLBACK_MIN_N or k < _MATMUL_PULLBACK_MIN_K:
         return _solve_pullback_lanes_batched(lu, piv, X, X_bar)
     B_bar = lu_solve_batched(lu, piv, X_bar, 2)  # A^-H X_bar with the forward's factors
@@ -171,6 +174,8 @@ def solve_pushforward_batched(lu, piv, X, A_dot, B_dot):
         raise ValueError(
             "solve_pushforward_batched: need lu, A_dot (b, n, n), piv (b, n), X, B_dot (b, n, k)"
         )
+    if n == 4:
+        return solve_pushforward4(lu, piv, X, A_dot, B_dot)
     if k >= _ROWS_PUSHFORWARD_MIN_K:
         R = np.empty((b, n, k), dtype=X.dtype)
         _residual_inplace(B_dot, A_dot, X, R)
