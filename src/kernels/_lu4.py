@@ -25,13 +25,38 @@ import numpy as np
 from kernels._jit import jit, jit_inline
 from kernels._smallmat import _abs1, _div
 
-__all__ = ["lu_factor4", "lu_solve4", "solve_pullback4", "solve_pushforward4"]
+__all__ = ["inv4", "lu_factor4", "lu_solve4", "solve_pullback4", "solve_pushforward4"]
 
 
 @jit_inline
 def _op(x, conj):
     """``x``, conjugated when ``conj`` (a no-op for real ``x``)."""
     return np.conj(x) if conj else x
+
+
+@jit_inline
+def _substitute(w0, w1, w2, w3, f0, f1, f2, f3, r0, r1, r2, r3):
+    """``U^-1 L^-1 w`` for the packed factors by rows (tuples ``f_i``).
+
+    ``r_i`` are the reciprocals of ``U``'s pivots; the lane kernels' order of operations.
+    """
+    w1 -= f1[0] * w0  # L y = w, unit diagonal
+    w2 -= f2[0] * w0
+    w2 -= f2[1] * w1
+    w3 -= f3[0] * w0
+    w3 -= f3[1] * w1
+    w3 -= f3[2] * w2
+    w3 *= r3  # U x = y
+    w2 -= f2[3] * w3
+    w2 *= r2
+    w1 -= f1[2] * w2
+    w1 -= f1[3] * w3
+    w1 *= r1
+    w0 -= f0[1] * w1
+    w0 -= f0[2] * w2
+    w0 -= f0[3] * w3
+    w0 *= r0
+    return w0, w1, w2, w3
 
 
 @jit_inline
@@ -54,6 +79,12 @@ def _solve_loop(lu, piv, B, X, transposed, conj, A_dot, X0, residual):
         f10, f11, f12, f13 = F[1, 0], F[1, 1], F[1, 2], F[1, 3]
         f20, f21, f22, f23 = F[2, 0], F[2, 1], F[2, 2], F[2, 3]
         f30, f31, f32, f33 = F[3, 0], F[3, 1], F[3, 2], F[3, 3]
+        f0, f1, f2, f3 = (
+            (f00, f01, f02, f03),
+            (f10, f11, f12, f13),
+            (f20, f21, f22, f23),
+            (f30, f31, f32, f33),
+        )
         R[0], R[1] = _div(1, _op(f00, conj)), _div(1, _op(f11, conj))  # complex 0: inf
         R[2], R[3] = _div(1, _op(f22, conj)), _div(1, _op(f33, conj))
         r0, r1, r2, r3 = R[0], R[1], R[2], R[3]  # rounded to the dtype, as the lane kernels'
@@ -72,22 +103,7 @@ def _solve_loop(lu, piv, B, X, transposed, conj, A_dot, X0, residual):
             elif not transposed:
                 w0, w1, w2, w3 = B[t, q0, j], B[t, q1, j], B[t, q2, j], B[t, q3, j]  # P^T b
             if not transposed:
-                w1 -= f10 * w0  # L y = P^T b, unit diagonal
-                w2 -= f20 * w0
-                w2 -= f21 * w1
-                w3 -= f30 * w0
-                w3 -= f31 * w1
-                w3 -= f32 * w2
-                w3 *= r3  # U x = y
-                w2 -= f23 * w3
-                w2 *= r2
-                w1 -= f12 * w2
-                w1 -= f13 * w3
-                w1 *= r1
-                w0 -= f01 * w1
-                w0 -= f02 * w2
-                w0 -= f03 * w3
-                w0 *= r0
+                w0, w1, w2, w3 = _substitute(w0, w1, w2, w3, f0, f1, f2, f3, r0, r1, r2, r3)
                 X[t, 0, j], X[t, 1, j], X[t, 2, j], X[t, 3, j] = w0, w1, w2, w3
             else:
                 w0, w1, w2, w3 = B[t, 0, j], B[t, 1, j], B[t, 2, j], B[t, 3, j]
@@ -214,6 +230,19 @@ def _step(r0, r1, r2, r3, k):
     return p, r0, r1, r2, r3
 
 
+@jit_inline
+def _factor(A, t):
+    """``(p0, p1, p2, r0, r1, r2, r3)``: the swaps and the packed rows of ``A[t] = P L U``."""
+    r0 = (A[t, 0, 0], A[t, 0, 1], A[t, 0, 2], A[t, 0, 3])
+    r1 = (A[t, 1, 0], A[t, 1, 1], A[t, 1, 2], A[t, 1, 3])
+    r2 = (A[t, 2, 0], A[t, 2, 1], A[t, 2, 2], A[t, 2, 3])
+    r3 = (A[t, 3, 0], A[t, 3, 1], A[t, 3, 2], A[t, 3, 3])
+    p0, r0, r1, r2, r3 = _step(r0, r1, r2, r3, 0)
+    p1, r0, r1, r2, r3 = _step(r0, r1, r2, r3, 1)
+    p2, r0, r1, r2, r3 = _step(r0, r1, r2, r3, 2)  # step 3: pivot row 3, no row below it
+    return p0, p1, p2, r0, r1, r2, r3
+
+
 @jit
 def lu_factor4(A):
     """Return ``(lu, piv)`` of ``kernels.lu.lu_factor_batched`` for a stack ``A`` (b, 4, 4).
@@ -230,14 +259,51 @@ def lu_factor4(A):
     lu = np.empty_like(A)
     piv = np.empty((b, 4), dtype=np.int32)
     for t in range(b):
-        r0 = (A[t, 0, 0], A[t, 0, 1], A[t, 0, 2], A[t, 0, 3])
-        r1 = (A[t, 1, 0], A[t, 1, 1], A[t, 1, 2], A[t, 1, 3])
-        r2 = (A[t, 2, 0], A[t, 2, 1], A[t, 2, 2], A[t, 2, 3])
-        r3 = (A[t, 3, 0], A[t, 3, 1], A[t, 3, 2], A[t, 3, 3])
-        p0, r0, r1, r2, r3 = _step(r0, r1, r2, r3, 0)
-        p1, r0, r1, r2, r3 = _step(r0, r1, r2, r3, 1)
-        p2, r0, r1, r2, r3 = _step(r0, r1, r2, r3, 2)
+        p0, p1, p2, r0, r1, r2, r3 = _factor(A, t)
         piv[t, 0], piv[t, 1], piv[t, 2], piv[t, 3] = p0, p1, p2, 3
         for j in range(4):
             lu[t, 0, j], lu[t, 1, j], lu[t, 2, j], lu[t, 3, j] = r0[j], r1[j], r2[j], r3[j]
     return lu, piv
+
+
+@jit
+def inv4(A):
+    """Return ``(Y, info)`` of ``kernels.inverse.inv_batched`` for a stack ``A`` (b, 4, 4).
+
+    Per matrix, :func:`lu_factor4`'s factorization in registers, then the columns of the
+    identity, swapped by the pivots, through :func:`_substitute`: the arithmetic of the lane
+    kernels, the same bits. ``info[t]`` is ``k + 1`` for the first exactly zero pivot ``U[k, k]``.
+    """
+    b = A.shape[0]
+    Y = np.empty_like(A)
+    info = np.zeros(b, dtype=np.int32)
+    R = np.empty(4, dtype=A.dtype)
+    Q = np.empty(4, dtype=np.intp)
+    one, zero = A.dtype.type(1), A.dtype.type(0)
+    for t in range(b):
+        p0, p1, p2, r0, r1, r2, r3 = _factor(A, t)
+        d0, d1, d2, d3 = r0[0], r1[1], r2[2], r3[3]
+        info[t] = 1 if d0 == 0 else (2 if d1 == 0 else (3 if d2 == 0 else (4 if d3 == 0 else 0)))
+        R[0], R[1], R[2], R[3] = _div(1, d0), _div(1, d1), _div(1, d2), _div(1, d3)
+        Q[0], Q[1], Q[2], Q[3] = 0, 1, 2, 3
+        Q[0], Q[p0] = Q[p0], Q[0]
+        Q[1], Q[p1] = Q[p1], Q[1]
+        Q[2], Q[p2] = Q[p2], Q[2]
+        q0, q1, q2, q3 = Q[0], Q[1], Q[2], Q[3]
+        for j in range(4):  # column j of P^T I: entry i is 1 where Q[i] is j
+            w0, w1, w2, w3 = _substitute(
+                one if q0 == j else zero,
+                one if q1 == j else zero,
+                one if q2 == j else zero,
+                one if q3 == j else zero,
+                r0,
+                r1,
+                r2,
+                r3,
+                R[0],
+                R[1],
+                R[2],
+                R[3],
+            )
+            Y[t, 0, j], Y[t, 1, j], Y[t, 2, j], Y[t, 3, j] = w0, w1, w2, w3
+    return Y, info

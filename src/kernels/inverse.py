@@ -1,8 +1,9 @@
 """The inverse of a stack of small matrices, ``Y = A^-1``, in one compiled call.
 
 ``np.linalg.inv`` on a stack calls LAPACK ``gesv`` on the identity once per matrix. Here each
-lane block (:mod:`kernels._smallmat`) is factored ``A = P L U`` with LAPACK ``getf2``'s partial
-pivoting and the identity is solved with the factors (``P^T``, then ``L^-1``, then ``U^-1``), as
+lane block (:mod:`kernels._smallmat`; 4x4 matrices one at a time in registers, ``kernels._lu4``,
+with the same arithmetic) is factored ``A = P L U`` with LAPACK ``getf2``'s partial pivoting
+and the identity is solved with the factors (``P^T``, then ``L^-1``, then ``U^-1``), as
 ``gesv`` does, so the result carries ``gesv``'s error bound: each column ``x`` of ``Y`` solves
 ``(A + E) x = e_j`` with ``|E| <= c(n) u |L| |U|`` (Higham, "Accuracy and Stability of
 Numerical Algorithms", 2nd ed., SIAM 2002, sections 9.3 and 14.3), and the residual
@@ -16,6 +17,7 @@ of ``Y`` of such a matrix hold inf/NaN. NaN is not a zero pivot: NaN in gives Na
 import numpy as np
 
 from kernels._jit import jit
+from kernels._lu4 import inv4
 from kernels._smallmat import (
     _lanes,
     _load_inplace,
@@ -32,9 +34,18 @@ from kernels._smallmat import (
 @jit
 def inv_batched(A):
     """Return ``(Y, info)``: ``Y[t] = A[t]^-1`` (b, n, n) and ``info`` (b,) int32 (module doc)."""
-    b, n, n2 = A.shape
+    _, n, n2 = A.shape
     if n2 != n:
         raise ValueError("inv_batched: A must be a stack of square matrices (b, n, n)")
+    if n == 4:
+        return inv4(A)  # one matrix at a time in registers, the same bits
+    return _inv_lanes(A)
+
+
+@jit
+def _inv_lanes(A):
+    """:func:`inv_batched` on lane blocks, for any order (the tests compare 4x4 with it)."""
+    b, n, _ = A.shape
     nl = _lanes(b, n * n)
     Y = np.empty_like(A)
     info = np.zeros(b, dtype=np.int32)

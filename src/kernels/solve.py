@@ -188,12 +188,41 @@ def solve_pushforward_batched(lu, piv, X, A_dot, B_dot):
 # --- inv -----------------------------------------------------------------------------------
 
 
+@jit_inline
+def _chain4(Y, M, adjoint):
+    """``-Y^H M Y^H`` with ``adjoint``, else ``-Y M Y``, for stacks of 4x4 matrices.
+
+    One matrix at a time, both products through a 4x4 scratch matrix that stays in cache: the
+    lane kernels' sums (each from zero, its terms in order), without their lane layout.
+    """
+    b = Y.shape[0]
+    out = np.empty_like(Y)
+    S = np.empty((4, 4), dtype=Y.dtype)
+    zero = Y.dtype.type(0)
+    for t in range(b):
+        for i in range(4):
+            for j in range(4):
+                s = zero
+                for r in range(4):  # M Y^H or M Y
+                    s += M[t, i, r] * (np.conj(Y[t, j, r]) if adjoint else Y[t, r, j])
+                S[i, j] = s
+        for i in range(4):
+            for j in range(4):
+                s = zero
+                for r in range(4):  # Y^H S or Y S
+                    s += (np.conj(Y[t, r, i]) if adjoint else Y[t, i, r]) * S[r, j]
+                out[t, i, j] = -s
+    return out
+
+
 @jit
 def inv_pullback_batched(Y, Y_bar):
     """Return ``A_bar = -Y^H Y_bar Y^H`` (b, n, n) given the forward output ``Y = A^-1``."""
     b, n, _ = Y.shape
     if Y.shape != (b, n, n) or Y_bar.shape != Y.shape:
         raise ValueError("inv_pullback_batched: need Y and Y_bar (b, n, n)")
+    if n == 4:
+        return _chain4(Y, Y_bar, True)
     nl = _lanes(b, n * n)
     dt = Y.dtype
     A_bar = np.empty((b, n, n), dtype=dt)
@@ -218,6 +247,8 @@ def inv_pushforward_batched(Y, A_dot):
     b, n, _ = Y.shape
     if Y.shape != (b, n, n) or A_dot.shape != Y.shape:
         raise ValueError("inv_pushforward_batched: need Y and A_dot (b, n, n)")
+    if n == 4:
+        return _chain4(Y, A_dot, False)
     nl = _lanes(b, n * n)
     dt = Y.dtype
     Y_dot = np.empty((b, n, n), dtype=dt)

@@ -288,3 +288,31 @@ def test_solve_and_inv_kernels_reject_mismatched_shapes():
         inv_pullback_batched(A, np.zeros((1, 3, 3)))
     with pytest.raises(ValueError, match="inv_pushforward_batched"):
         inv_pushforward_batched(np.zeros((2, 3, 2)), np.zeros((2, 3, 2)))
+
+
+def _chain_in_order(Y, M, adjoint):
+    """``-Y^H M Y^H`` (``adjoint``) or ``-Y M Y`` in Python: every sum from zero, terms in order."""
+    b, n, _ = Y.shape
+    out = np.empty_like(Y)
+    for t in range(b):
+        y = Y[t].conj().T if adjoint else Y[t]
+        S = [
+            [sum((M[t, i, r] * y[r, j] for r in range(n)), Y.dtype.type(0)) for j in range(n)]
+            for i in range(n)
+        ]
+        for i in range(n):
+            for j in range(n):
+                out[t, i, j] = -sum((y[i, r] * S[r][j] for r in range(n)), Y.dtype.type(0))
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_inv_derivatives_of_4x4_stacks_sum_in_order(rng, dtype):
+    """The 4x4 kernels (one matrix at a time) keep the lane kernels' sums: the same bits as
+    the products summed from zero in order of their terms."""
+    Y, M = rand(rng, (20, 4, 4), dtype), rand(rng, (20, 4, 4), dtype)
+    copies = Y.copy(), M.copy()
+    assert_array_equal(inv_pullback_batched(Y, M), _chain_in_order(Y, M, True))
+    assert_array_equal(inv_pushforward_batched(Y, M), _chain_in_order(Y, M, False))
+    assert_array_equal(Y, copies[0])
+    assert_array_equal(M, copies[1])
