@@ -1,7 +1,7 @@
-"""LU factorization and solves of 4x4 matrices, one matrix at a time in registers.
+"""LU factorization, solves and inverse of 4x4 matrices, one matrix at a time in registers.
 
-``kernels.lu.lu_factor_batched``, ``kernels.lu.lu_solve_batched`` and the solve kernels of
-``kernels.solve`` for stacks of 4x4 matrices. Per matrix, the 16 entries (or factors) and the
+``kernels.lu.lu_factor_batched``, ``kernels.lu.lu_solve_batched``, the solve kernels of
+``kernels.solve`` and ``kernels.inverse.inv_batched`` for stacks of 4x4 matrices. Per matrix, the 16 entries (or factors) and the
 4 entries of a right-hand side are local variables and every loop has a constant length. The
 lane blocks of ``kernels._smallmat`` (one matrix per SIMD lane, used for other orders) spend
 most of their time moving entries in and out of the lane layout and swapping rows lane by lane,
@@ -91,6 +91,8 @@ def _solve_loop(lu, piv, B, X, transposed, conj, A_dot, X0, residual):
         Q[0], Q[1], Q[2], Q[3] = 0, 1, 2, 3
         for i in range(4):
             p = piv[t, i]
+            if p < i or p > 3:  # getrf's swaps only reach down; others would index out of Q
+                raise ValueError("lu_solve_batched: a pivot of a 4x4 matrix is not in [i, 4)")
             Q[i], Q[p] = Q[p], Q[i]
         q0, q1, q2, q3 = Q[0], Q[1], Q[2], Q[3]
         for j in range(B.shape[2]):

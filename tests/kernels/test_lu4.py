@@ -107,3 +107,13 @@ def test_the_solve_pushforward_solves_the_residual(stack, rand, dtype, k):
         scale = np.abs(ref).max() + (np.abs(np.linalg.inv(stack[t])) @ terms).max()
         tol = 100 * np.finfo(dtype).eps * np.linalg.cond(stack[t]) * scale
         assert np.abs(got[t] - ref).max() <= tol
+
+
+@pytest.mark.parametrize("bad", [4, -1, 0])
+def test_pivots_outside_getrfs_range_raise(stack, rand, bad):
+    """A pivot below its row or past the matrix would index out of bounds: refused by name."""
+    lu_, piv = lu.lu_factor_batched(stack)
+    piv = piv.copy()
+    piv[7, 2] = bad  # row 2 may swap with rows 2 and 3 only
+    with pytest.raises(ValueError, match="lu_solve_batched"):
+        lu.lu_solve_batched(lu_, piv, rand(len(stack), 4, 1), 0)
