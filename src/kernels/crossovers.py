@@ -96,6 +96,11 @@ INV_STACK_MAX_N = 4
 # inv.pullback of one plain real matrix: -Y^T (Y_bar Y^T) with a unary minus up to here, the
 # minus as gemm's alpha above (kernels._blas.gemm_c).
 INV_NEGATE_MAX_N = 127
+# inv's pullback and pushforward of one plain real matrix: one compiled call (kernels.solve.
+# inv_pullback, inv_pushforward) up to here, two dots and a minus above. One process, float64,
+# compiled call against the dots (ns): 770 / 1030 at 2, 830 / 1070 at 4, 1010 / 1110 at 6,
+# 1130 / 1160 at 8 (the pushforward: 1110 / 1040 at 8).
+INV_PLAIN_KERNEL_MAX_N = 4
 
 # solve.pullback (k = n right-hand sides): stacks up to SOLVE_STACK_MAX_N are factored and solved
 # by the batched LU (Cholesky) kernels; LU-kind stacks up to SOLVE_GUFUNC_STACK_MAX_N by numpy's

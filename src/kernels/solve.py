@@ -59,7 +59,8 @@ from kernels.products import adjoint_operand
 # (1000 x (16x16), 16 right-hand sides: 1.35 against 2.03 ms for lanes with the product one
 # matrix at a time; 12 with 8: 0.62 against 0.77 ms); for the pushforward with 4 or more
 # right-hand sides, its residual one matrix at a time with rows innermost and then
-# lu_solve_batched (0.9 against 1.4 ms at 10000 x (4x4) with 4 right-hand sides).
+# lu_solve_batched (0.9 against 1.4 ms at 10000 x (4x4) with 4 right-hand sides). Since then
+# 4x4 stacks take a third way before both: one matrix at a time in registers (kernels._lu4).
 _MATMUL_PULLBACK_MIN_N = 12
 _MATMUL_PULLBACK_MIN_K = 8
 _ROWS_PUSHFORWARD_MIN_K = 4
@@ -267,14 +268,42 @@ def inv_pushforward_batched(Y, A_dot):
     return Y_dot
 
 
+@jit
+def _chain_one(Y, M, adjoint):
+    """``-Y^H M Y^H`` (``adjoint``) or ``-Y M Y`` for one (n, n) matrix: :func:`_chain4`'s sums.
+
+    Each sum from zero, its terms in order, as the lane kernels; ``adjoint`` an argument, so
+    the pullback and the pushforward share one compilation per dtype.
+    """
+    n = Y.shape[0]
+    if Y.shape != (n, n) or M.shape != Y.shape:
+        raise ValueError("inv_pullback, inv_pushforward: need Y and its (co)tangent (n, n)")
+    S = np.empty((n, n), dtype=Y.dtype)
+    out = np.empty((n, n), dtype=Y.dtype)
+    zero = Y.dtype.type(0)
+    for i in range(n):
+        for j in range(n):
+            s = zero
+            for r in range(n):
+                s += M[i, r] * (np.conj(Y[j, r]) if adjoint else Y[r, j])
+            S[i, j] = s
+    for i in range(n):
+        for j in range(n):
+            s = zero
+            for r in range(n):
+                s += (np.conj(Y[r, i]) if adjoint else Y[i, r]) * S[r, j]
+            out[i, j] = -s
+    return out
+
+
 def inv_pullback(Y, Y_bar):
-    """``inv_pullback_batched`` for one (n, n) matrix."""
-    return inv_pullback_batched(Y[None], Y_bar[None])[0]
+    """:func:`inv_pullback_batched` for one (n, n) matrix, without making it a stack of one."""
+    return _chain_one(Y, Y_bar, True)
 
 
 def inv_pushforward(Y, A_dot):
-    """``inv_pushforward_batched`` for one (n, n) matrix."""
-    return inv_pushforward_batched(Y[None], A_dot[None])[0]
+    """:func:`inv_pushforward_batched` for one (n, n) matrix, without making it a stack of one."""
+    return _chain_one(Y, A_dot, False)
 
 
 def inv_pullback_blas(Y, Y_bar):

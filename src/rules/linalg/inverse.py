@@ -177,7 +177,7 @@ def inv_rrule(a: Any, /) -> tuple[np.ndarray, Any]:
         # 6.2 us, of which 2.3 went to them and to _inverse's dtype and shape plumbing)
         Y = _lapack_inverse(a)
         general = _inv_rrule_pullback(a, Y, None)
-        return Y, plain_pullback(general, Y.shape, Y.dtype, _pullback_plain, Y.T)
+        return Y, plain_pullback(general, Y.shape, Y.dtype, _pullback_plain, Y)
     y, Y = _inverse("np.linalg.inv", a)
     return y, _inv_rrule_pullback(a, Y, _PULLBACK.given(Y))
 
@@ -216,19 +216,26 @@ def _lapack_inverse(A: np.ndarray, name: str = "np.linalg.inv") -> np.ndarray:
 # a compiled kernel's dispatch (and than matmul's).
 
 
-def _pullback_plain(Y_t: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
-    """``-Y^T (Y_bar Y^T)`` for one plain real matrix and cotangent, given the view ``Y_t = Y.T``.
+def _pullback_plain(Y: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
+    """``-Y^T (Y_bar Y^T)`` for one plain real matrix and (C-ordered) cotangent.
 
-    Above ``kernels.crossovers.INV_NEGATE_MAX_N`` the minus is gemm's ``alpha`` (no pass over
-    the result); below, a unary minus, cheaper at 4x4 than a scipy wrapper's call.
+    Up to ``kernels.crossovers.INV_PLAIN_KERNEL_MAX_N`` one compiled call
+    (``kernels.solve.inv_pullback``); above ``kernels.crossovers.INV_NEGATE_MAX_N`` the minus is
+    gemm's ``alpha`` (no pass over the result); between, two dots and a unary minus.
     """
-    if Y_t.shape[0] > crossovers.INV_NEGATE_MAX_N:
+    n = Y.shape[0]
+    if n <= crossovers.INV_PLAIN_KERNEL_MAX_N and Y.flags.carray:
+        return ksolve.inv_pullback(Y, Y_bar)
+    Y_t = Y.T
+    if n > crossovers.INV_NEGATE_MAX_N:
         return gemm_c(-1.0, Y_t, Y_bar.dot(Y_t))
     return -Y_t.dot(Y_bar.dot(Y_t))
 
 
 def _pushforward_plain(Y: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
-    """``-Y (A_dot Y)`` for one plain real matrix and tangent."""
+    """``-Y (A_dot Y)`` for one plain real matrix and tangent (a compiled call for small ones)."""
+    if Y.shape[0] <= crossovers.INV_PLAIN_KERNEL_MAX_N and Y.flags.carray and A_dot.flags.carray:
+        return ksolve.inv_pushforward(Y, A_dot)
     return -Y.dot(A_dot.dot(Y))
 
 

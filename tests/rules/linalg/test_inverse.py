@@ -182,3 +182,34 @@ def test_the_plain_forward_is_the_general_one(randn, real, layout):
     assert isinstance(pullback(ZeroTangent())[1], AbstractZero)
     with pytest.raises(np.linalg.LinAlgError, match=r"np\.linalg\.inv"):
         rrule(np.linalg.inv, np.zeros((3, 3), real))
+
+
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+def test_one_small_plain_matrix_takes_one_compiled_call(randn, real, monkeypatch):
+    """Up to INV_PLAIN_KERNEL_MAX_N the plain paths call kernels.solve's single-matrix kernels;
+    a tangent that is not C-ordered, or a larger matrix, takes the dots; the numbers agree."""
+    from kernels import solve as ksolve
+
+    calls = []
+    for name in ("inv_pullback", "inv_pushforward"):
+        original = getattr(ksolve, name)
+        monkeypatch.setattr(
+            ksolve, name, lambda *a, f=original, name=name: calls.append(name) or f(*a)
+        )
+    tol = 1e-4 if real == np.float32 else 1e-12
+    for n in (crossovers.INV_PLAIN_KERNEL_MAX_N, crossovers.INV_PLAIN_KERNEL_MAX_N + 1):
+        calls.clear()
+        a = randn(real, n, n) + n * np.eye(n, dtype=real)
+        Y = np.linalg.inv(a)
+        Y_bar, a_dot = randn(real, n, n), randn(real, n, n)
+        _, pullback = rrule(np.linalg.inv, a)
+        a_bar = pullback(Y_bar)[1]
+        _, Y_dot = frule((NoTangent(), a_dot), np.linalg.inv, a)
+        _, Y_dot_f = frule((NoTangent(), np.asfortranarray(a_dot)), np.linalg.inv, a)
+        small = n <= crossovers.INV_PLAIN_KERNEL_MAX_N
+        assert calls == (["inv_pullback", "inv_pushforward"] if small else [])
+        for got in (a_bar, Y_dot, Y_dot_f):
+            assert got.dtype == real
+        np.testing.assert_allclose(a_bar, -Y.T @ Y_bar @ Y.T, rtol=tol, atol=tol)
+        np.testing.assert_allclose(Y_dot, -Y @ a_dot @ Y, rtol=tol, atol=tol)
+        np.testing.assert_allclose(Y_dot_f, Y_dot, rtol=tol, atol=tol)
