@@ -44,6 +44,7 @@ from scipy.linalg import lapack
 from kernels import crossovers
 from kernels._blas import getri, getrs
 from kernels._jit import jit
+from kernels._lu4 import _factor, _substitute
 from kernels._smallmat import (
     _lanes,
     _load_inplace,
@@ -356,3 +357,52 @@ def slogdet_pushforward_lapack(lu, piv, sign, A_dot):
     tau = np.trace(getrs(lu, piv, A_dot))
     sign_dot = sign * 1j * tau.imag if np.iscomplexobj(tau) else np.zeros_like(sign)
     return sign_dot, tau.real
+
+
+@jit
+def slogdet_inverse4(A):
+    """Return ``(sign, logabsdet, Z)`` of one real 4x4 matrix ``A``, with ``Z = A^-T``.
+
+    ``np.linalg.slogdet(A)`` and the matrix its pullback scales (``A_bar = logabsdet_bar Z``),
+    from one LU factorization with partial pivoting in registers (``kernels._lu4``, the
+    arithmetic of ``kernels.lu.lu_factor_batched``); ``A`` is float64 or float32, C-contiguous,
+    and is not written. ``sign`` and ``logabsdet`` are float64: the row swaps and negative
+    pivots give the sign, and ``logabsdet`` sums ``log|u_kk|`` in float64 in the pivots' order
+    (numpy's order). An exactly zero pivot gives ``sign = 0``, ``logabsdet = -inf`` and a ``Z``
+    of inf/NaN; NaN in gives NaN out. ``Z`` is a new array of ``A``'s dtype.
+    """
+    p0, p1, p2, r0, r1, r2, r3 = _factor(A.reshape((1, 4, 4)), 0)
+    d0, d1, d2, d3 = r0[0], r1[1], r2[2], r3[3]
+    if d0 == 0 or d1 == 0 or d2 == 0 or d3 == 0:
+        sign, logabsdet = 0.0, -np.inf
+    else:
+        negative = (p0 != 0) + (p1 != 1) + (p2 != 2)
+        negative += (d0 < 0) + (d1 < 0) + (d2 < 0) + (d3 < 0)
+        sign = -1.0 if negative % 2 else 1.0
+        logabsdet = np.log(abs(np.float64(d0))) + np.log(abs(np.float64(d1)))
+        logabsdet += np.log(abs(np.float64(d2)))
+        logabsdet += np.log(abs(np.float64(d3)))
+    one, zero = A.dtype.type(1), A.dtype.type(0)
+    R0, R1, R2, R3 = one / d0, one / d1, one / d2, one / d3
+    q = np.arange(4)  # the row swaps as a permutation: row i of P^T I is e_q[i]
+    q[0], q[p0] = q[p0], q[0]
+    q[1], q[p1] = q[p1], q[1]
+    q[2], q[p2] = q[p2], q[2]
+    Z = np.empty_like(A)
+    for j in range(4):  # column j of A^-1 is row j of Z
+        w0, w1, w2, w3 = _substitute(
+            one if q[0] == j else zero,
+            one if q[1] == j else zero,
+            one if q[2] == j else zero,
+            one if q[3] == j else zero,
+            r0,
+            r1,
+            r2,
+            r3,
+            R0,
+            R1,
+            R2,
+            R3,
+        )
+        Z[j, 0], Z[j, 1], Z[j, 2], Z[j, 3] = w0, w1, w2, w3
+    return sign, logabsdet, Z

@@ -15,6 +15,7 @@ from kernels.determinant import (
     det_pushforward,
     det_pushforward_batched,
     det_pushforward_lapack,
+    slogdet_inverse4,
     slogdet_pullback,
     slogdet_pullback_batched,
     slogdet_pullback_lapack,
@@ -296,3 +297,32 @@ def test_inverse_from_the_lu_either_way(rng, monkeypatch, dtype):
     for g, e in zip(got, expected, strict=True):
         assert_allclose(g, e, rtol=1e-12, atol=1e-12)
     assert_allclose(got[0], det_bar * np.linalg.det(A).conj() * np.linalg.inv(A).conj().T)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_slogdet_inverse4_is_slogdet_and_the_inverse_transposed(rng, dtype):
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    for order in itertools.permutations(range(4)):  # every pivot order, either sign of det
+        A = (rng.standard_normal((4, 4)) + 4 * np.eye(4))[list(order)].astype(dtype)
+        A[:, 0] *= rng.choice([-1, 1])
+        kept = A.copy()
+        sign, logabsdet, Z = slogdet_inverse4(A)
+        want_sign, want_log = np.linalg.slogdet(A.astype(np.float64))
+        assert sign == want_sign
+        assert_allclose(logabsdet, want_log, rtol=tol, atol=tol)
+        assert Z.dtype == dtype
+        assert_allclose(Z, np.linalg.inv(A.astype(np.float64)).T, rtol=10 * tol, atol=10 * tol)
+        assert_array_equal(A, kept)
+
+
+@pytest.mark.jit_only
+def test_slogdet_inverse4_singular_and_nan(rng):
+    A = np.array([[1.0, 2, 3, 4], [2, 4, 6, 8], [0, 1, 0, 1], [1, 0, 1, 0]])  # exactly rank 3
+    sign, logabsdet, Z = slogdet_inverse4(A)
+    assert (sign, logabsdet) == (0.0, -np.inf)
+    assert not np.isfinite(Z).all()
+    A = rng.standard_normal((4, 4)) + 4 * np.eye(4)
+    A[1, 2] = np.nan
+    sign, logabsdet, Z = slogdet_inverse4(A)
+    assert np.isnan(logabsdet)
+    assert np.isnan(Z).any()

@@ -288,3 +288,27 @@ def test_det_frule_of_one_small_plain_matrix_agrees_with_the_forward_pass(randn,
     np.testing.assert_array_equal(d_dot, forward.pushforward(a_dot))
     _, d_dot_general = frule((NoTangent(), a_dot.astype(np.complex128)), np.linalg.det, a)
     np.testing.assert_allclose(d_dot, d_dot_general, rtol=1e-5)
+
+
+def test_slogdet_of_one_4x4_matrix_takes_one_compiled_call(randn, monkeypatch):
+    # C-ordered float64/float32 4x4: kernels.determinant.slogdet_inverse4 (spied); its pullback
+    # agrees with the LAPACK path that a Fortran-ordered copy takes, and singular gives NaN
+    from kernels import determinant as kdet
+
+    calls = []
+    kernel = kdet.slogdet_inverse4
+    monkeypatch.setattr(kdet, "slogdet_inverse4", lambda a: calls.append(a.shape) or kernel(a))
+    a = well_conditioned(randn, np.float64, 4, 4)
+    (sign, logabsdet), pullback = rrule(np.linalg.slogdet, a)
+    assert calls == [(4, 4)]
+    (sign_f, logabsdet_f), pullback_f = rrule(np.linalg.slogdet, np.asfortranarray(a))
+    assert calls == [(4, 4)]  # the Fortran-ordered matrix took getrf
+    assert sign == sign_f
+    np.testing.assert_allclose(logabsdet, logabsdet_f, rtol=1e-13)
+    for y_bar in [(None, 0.7), (ZeroTangent(), np.asarray(0.7)), [np.asarray(2.0), 0.7]]:
+        np.testing.assert_allclose(pullback(y_bar)[1], pullback_f(y_bar)[1], rtol=1e-12)
+    assert isinstance(pullback((np.asarray(1.0), ZeroTangent()))[1], ZeroTangent)
+    singular = np.array([[1.0, 2, 3, 4], [2, 4, 6, 8], [0, 1, 0, 1], [1, 0, 1, 0]])
+    (sign, logabsdet), pullback = rrule(np.linalg.slogdet, singular)
+    assert (sign, logabsdet) == (0.0, -np.inf)
+    assert np.isnan(pullback((None, 1.0))[1]).all()
