@@ -96,18 +96,15 @@ def _pushforward_inplace(L, A_dot, L_dot, r, t, n):
             L_dot[t, i, j] = 0.0
 
 
-# Row forms of the two kernels for orders above 4. The loops above take a dot product per entry,
-# whose additions form one chain of dependent operations; these subtract whole rows instead (an
-# axpy over a contiguous row, which vectorises), in the same order of operations per entry
-# except for Q = P L^-1, which now runs by columns from the right. Measured in one process on an
-# AMD EPYC (AVX2), float64 (float32), against the loops above: pullback at 8 1.11x (1.13x), 16
-# 1.61x with the order a constant (1.48x), 32 2.0x (2.1x); complex128 1.1x at 16 and 32, even at
-# 5 and 8. The pushforward's row form forms V = L^-1 A_dot L^-H as L^-1 (L^-1 A_dot)^H (A_dot
-# Hermitian), its upper triangle row by row: the same operations as the loops' S = X L^-H, so the
-# same bits (tested); it ties the loops at 16 and gains 1.1x at 32, and loses below 16 (0.8x at 5
-# and 8), where it is not used. A compile-time constant of the kernels, not a crossover of the
-# rules' paths: both forms give the same factors to rounding.
-_PUSHFORWARD_ROWS_MIN_N = 16
+# The pullback's row form, for orders above 4 (and one matrix of any order). The loops above take a
+# dot product per entry, whose additions form one chain of dependent operations; this subtracts
+# whole rows instead (an axpy over a contiguous row, which vectorises), in the loops' order of
+# operations per entry except for Q = P L^-1, which runs by columns from the right. Measured in
+# one process on an AMD EPYC (AVX2), 256,000 entries per stack, float64 (float32), against the
+# loops: 1.11x (1.13x) at 8, 1.45x (1.48x) at 16, 2.0x (2.1x) at 32; complex128 1.1x at 16 and
+# 32, even at 5 and 8. A row form of the pushforward (V = L^-1 (L^-1 A_dot)^H, the loops' bits)
+# tied the loops at 16 and gained 1.1x only at 32, for twice the compile time: not kept. Orders
+# compiled as constants (16) gained 1.15x more and tripled the compile time: not kept either.
 
 
 @jit_inline
@@ -144,95 +141,24 @@ def _pullback_rows_inplace(L, L_bar, A_bar, r, t, n):
         A_bar[t, i, i] = A_bar[t, i, i].real
 
 
-@jit_inline
-def _pushforward_rows_inplace(L, A_dot, L_dot, W, r, t, n):
-    """:func:`_pushforward_inplace` with row operations; ``W`` is scratch of shape (n, n)."""
-    for i in range(n):
-        r[i] = 1.0 / L[t, i, i].real
-        for j in range(n):
-            L_dot[t, i, j] = A_dot[t, i, j]
-    solve_inplace(L, L_dot, t, True, False, False, False)  # X = L^-1 A_dot
-    # V = L^-1 X^H = L^-1 A_dot L^-H (Hermitian): its upper triangle, row by row
-    for c in range(n):
-        for j in range(c, n):
-            W[c, j] = np.conj(L_dot[t, j, c])
-        for k in range(c):
-            lck = L[t, c, k]
-            for j in range(c, n):
-                W[c, j] -= lck * W[k, j]
-        rc = r[c]
-        for j in range(c, n):
-            W[c, j] *= rc
-    # Phi(V) into the lower triangle of L_dot (V's lower triangle is its upper one, conjugated)
-    for i in range(n):
-        for j in range(i):
-            L_dot[t, i, j] = np.conj(W[j, i])
-        L_dot[t, i, i] = 0.5 * W[i, i].real
-    # L_dot = L Phi(V), rows from the bottom: row i is the sum over k <= i of L[i, k] Phi[k, :]
-    for i in range(n - 1, -1, -1):
-        lii = L[t, i, i]
-        for j in range(i + 1):
-            W[i, j] = lii * L_dot[t, i, j]
-        for k in range(i):
-            lik = L[t, i, k]
-            for j in range(k + 1):
-                W[i, j] += lik * L_dot[t, k, j]
-        for j in range(i + 1):
-            L_dot[t, i, j] = W[i, j]
-        for j in range(i + 1, n):
-            L_dot[t, i, j] = 0.0
-
-
-@jit_inline
-def _pullback_stack_inplace(L, L_bar, A_bar, r, t0, t1, n):
-    """``A_bar[t]`` for ``t0 <= t < t1``: constant orders where LLVM unrolls or vectorises better."""
-    if n == 4:  # constant sizes let LLVM unroll the loops (see kernels._jit.jit_inline)
-        for t in range(t0, t1):
-            _pullback_inplace(L, L_bar, A_bar, r, t, 4)
-    elif n == 3:
-        for t in range(t0, t1):
-            _pullback_inplace(L, L_bar, A_bar, r, t, 3)
-    elif n == 2:
-        for t in range(t0, t1):
-            _pullback_inplace(L, L_bar, A_bar, r, t, 2)
-    elif n == 16:
-        for t in range(t0, t1):
-            _pullback_rows_inplace(L, L_bar, A_bar, r, t, 16)
-    else:
-        for t in range(t0, t1):
-            _pullback_rows_inplace(L, L_bar, A_bar, r, t, n)
-
-
-@jit_inline
-def _pushforward_stack_inplace(L, A_dot, L_dot, W, r, t0, t1, n):
-    """``L_dot[t]`` for ``t0 <= t < t1``, by the loops or the row form (the comment above)."""
-    if n == 4:  # constant sizes let LLVM unroll the loops (see kernels._jit.jit_inline)
-        for t in range(t0, t1):
-            _pushforward_inplace(L, A_dot, L_dot, r, t, 4)
-    elif n == 3:
-        for t in range(t0, t1):
-            _pushforward_inplace(L, A_dot, L_dot, r, t, 3)
-    elif n == 2:
-        for t in range(t0, t1):
-            _pushforward_inplace(L, A_dot, L_dot, r, t, 2)
-    elif n == 16:
-        for t in range(t0, t1):
-            _pushforward_rows_inplace(L, A_dot, L_dot, W, r, t, 16)
-    elif n >= _PUSHFORWARD_ROWS_MIN_N:
-        for t in range(t0, t1):
-            _pushforward_rows_inplace(L, A_dot, L_dot, W, r, t, n)
-    else:
-        for t in range(t0, t1):
-            _pushforward_inplace(L, A_dot, L_dot, r, t, n)
-
-
 @jit
 def cholesky_pullback_batched(L, L_bar):
     """Return ``A_bar = sym(L^-H Phi(L^H L_bar) L^-1)`` for stacks ``L``, ``L_bar`` (b, n, n)."""
     b, n = L.shape[0], L.shape[1]
     A_bar = np.empty_like(L)
     r = np.empty(n, dtype=L.real.dtype)
-    _pullback_stack_inplace(L, L_bar, A_bar, r, 0, b, n)
+    if n == 4:  # constant sizes let LLVM unroll the loops (see kernels._jit.jit_inline)
+        for t in range(b):
+            _pullback_inplace(L, L_bar, A_bar, r, t, 4)
+    elif n == 3:
+        for t in range(b):
+            _pullback_inplace(L, L_bar, A_bar, r, t, 3)
+    elif n == 2:
+        for t in range(b):
+            _pullback_inplace(L, L_bar, A_bar, r, t, 2)
+    else:  # rows (the comment above)
+        for t in range(b):
+            _pullback_rows_inplace(L, L_bar, A_bar, r, t, n)
     return A_bar
 
 
@@ -241,9 +167,19 @@ def cholesky_pushforward_batched(L, A_dot):
     """Return ``L_dot = L Phi(L^-1 A_dot L^-H)`` for stacks ``L``, ``A_dot`` (b, n, n)."""
     b, n = L.shape[0], L.shape[1]
     L_dot = np.empty_like(L)
-    W = np.empty((n, n), dtype=L.dtype)
     r = np.empty(n, dtype=L.real.dtype)
-    _pushforward_stack_inplace(L, A_dot, L_dot, W, r, 0, b, n)
+    if n == 4:  # constant sizes let LLVM unroll the loops (see kernels._jit.jit_inline)
+        for t in range(b):
+            _pushforward_inplace(L, A_dot, L_dot, r, t, 4)
+    elif n == 3:
+        for t in range(b):
+            _pushforward_inplace(L, A_dot, L_dot, r, t, 3)
+    elif n == 2:
+        for t in range(b):
+            _pushforward_inplace(L, A_dot, L_dot, r, t, 2)
+    else:
+        for t in range(b):
+            _pushforward_inplace(L, A_dot, L_dot, r, t, n)
     return L_dot
 
 
@@ -253,10 +189,8 @@ def cholesky_pullback(L, L_bar):
     n = L.shape[0]
     A_bar = np.empty_like(L)
     r = np.empty(n, dtype=L.real.dtype)
-    shape = (1, n, n)
-    _pullback_stack_inplace(
-        L.reshape(shape), L_bar.reshape(shape), A_bar.reshape(shape), r, 0, 1, n
-    )
+    L3, L_bar3, A_bar3 = L.reshape((1, n, n)), L_bar.reshape((1, n, n)), A_bar.reshape((1, n, n))
+    _pullback_rows_inplace(L3, L_bar3, A_bar3, r, 0, n)  # one compiled form (compile time)
     return A_bar
 
 
@@ -265,12 +199,9 @@ def cholesky_pushforward(L, A_dot):
     """Return ``L_dot = L Phi(L^-1 A_dot L^-H)`` for one ``L``, ``A_dot`` (n, n)."""
     n = L.shape[0]
     L_dot = np.empty_like(L)
-    W = np.empty((n, n), dtype=L.dtype)
     r = np.empty(n, dtype=L.real.dtype)
     shape = (1, n, n)
-    _pushforward_stack_inplace(
-        L.reshape(shape), A_dot.reshape(shape), L_dot.reshape(shape), W, r, 0, 1, n
-    )
+    _pushforward_inplace(L.reshape(shape), A_dot.reshape(shape), L_dot.reshape(shape), r, 0, n)
     return L_dot
 
 

@@ -1,11 +1,9 @@
-import numba
 import numpy as np
 import pytest
 import scipy.linalg as sla
 from numpy.testing import assert_allclose
 
 from kernels.cholesky import (
-    _pushforward_inplace,
     cholesky_pullback,
     cholesky_pullback_batched,
     cholesky_pullback_blocked,
@@ -58,7 +56,7 @@ def cholesky_fd(A, A_dot, h=1e-6):
     return (np.linalg.cholesky(A + h * A_dot) - np.linalg.cholesky(A - h * A_dot)) / (2 * h)
 
 
-# 1-5: the loops (constant orders up to 4); 16 and 17: the row forms (16 a constant order)
+# 1-4: the loops (orders compiled as constants in stacks); 5, 16, 17: the pullback's row form
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 16, 17])
 def test_pullback_matches_oracle(spd, rand, dtype, tol, n):
     L = np.linalg.cholesky(spd(n))
@@ -95,7 +93,7 @@ def test_dot_product_links_pullback_and_pushforward(spd, rand, hermitian, tol, i
     assert lhs == pytest.approx(rhs, rel=10 * tol["rtol"], abs=10 * tol["atol"])
 
 
-# the specialised sizes, the loops and the row forms for any size
+# the specialised sizes, and the loops and the row form for any size
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 16, 17])
 def test_batched_equals_per_matrix(spd, rand, hermitian, n):
     L = np.stack([np.linalg.cholesky(spd(n)) for _ in range(3)])
@@ -106,26 +104,6 @@ def test_batched_equals_per_matrix(spd, rand, hermitian, n):
     for t in range(3):
         assert_allclose(A_bar[t], cholesky_pullback(L[t], L_bar[t]), rtol=1e-6, atol=1e-7)
         assert_allclose(L_dot[t], cholesky_pushforward(L[t], A_dot[t]), rtol=1e-6, atol=1e-7)
-
-
-@numba.njit
-def _pushforward_by_loops(L, A_dot):
-    """The loop form of the pushforward at any order, which the kernels use below 16 only."""
-    L_dot = np.empty_like(L)
-    r = np.empty(L.shape[1], dtype=L.real.dtype)
-    for t in range(L.shape[0]):
-        _pushforward_inplace(L, A_dot, L_dot, r, t, L.shape[1])
-    return L_dot
-
-
-@pytest.mark.parametrize("n", [16, 17])
-def test_pushforward_row_form_gives_the_loops_bits(spd, hermitian, dtype, n):
-    """The row form forms L^-1 (L^-1 A_dot)^H by the loops' operations in their order."""
-    L = np.stack([np.linalg.cholesky(spd(n)) for _ in range(2)])
-    A_dot = np.stack([hermitian(n) for _ in range(2)]).astype(dtype)
-    np.testing.assert_array_equal(
-        cholesky_pushforward_batched(L, A_dot), _pushforward_by_loops(L, A_dot)
-    )
 
 
 def test_blocked_equals_unblocked(spd, rand, hermitian, tol):
