@@ -36,6 +36,17 @@ from kernels._triangular import solve_inplace
 
 
 @jit_inline
+def _hermitian_part_inplace(A_bar, t, n):
+    """Overwrite ``A_bar[t]`` with its Hermitian part ``(A_bar + A_bar^H) / 2``, exactly Hermitian."""
+    for i in range(n):
+        for j in range(i):
+            s = 0.5 * (A_bar[t, i, j] + np.conj(A_bar[t, j, i]))
+            A_bar[t, i, j] = s
+            A_bar[t, j, i] = np.conj(s)
+        A_bar[t, i, i] = A_bar[t, i, i].real
+
+
+@jit_inline
 def _pullback_inplace(L, L_bar, A_bar, r, t, n):
     """Write ``A_bar[t] = sym(L^-H Phi(L^H L_bar) L^-1)``; ``r`` is scratch of shape (n,)."""
     for i in range(n):
@@ -59,12 +70,7 @@ def _pullback_inplace(L, L_bar, A_bar, r, t, n):
             A_bar[t, i, j] = 0.0
     # Y = L^-H Q, then A_bar = sym(Y)
     solve_inplace(L, A_bar, t, True, True, True, False)
-    for i in range(n):
-        for j in range(i):
-            s = 0.5 * (A_bar[t, i, j] + np.conj(A_bar[t, j, i]))
-            A_bar[t, i, j] = s
-            A_bar[t, j, i] = np.conj(s)
-        A_bar[t, i, i] = A_bar[t, i, i].real
+    _hermitian_part_inplace(A_bar, t, n)
 
 
 @jit_inline
@@ -133,12 +139,7 @@ def _pullback_rows_inplace(L, L_bar, A_bar, r, t, n):
                 A_bar[t, i, m] -= x * L[t, j, m]
     # Y = L^-H Q, then A_bar = sym(Y)
     solve_inplace(L, A_bar, t, True, True, True, False)
-    for i in range(n):
-        for j in range(i):
-            s = 0.5 * (A_bar[t, i, j] + np.conj(A_bar[t, j, i]))
-            A_bar[t, i, j] = s
-            A_bar[t, j, i] = np.conj(s)
-        A_bar[t, i, i] = A_bar[t, i, i].real
+    _hermitian_part_inplace(A_bar, t, n)
 
 
 @jit
