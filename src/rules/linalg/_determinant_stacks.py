@@ -24,6 +24,16 @@ from rules.linalg._stacks import check_shape
 from rules.linalg._systems import cast
 from tangents import AbstractZero
 
+SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
+"""The type of ``np.linalg.slogdet``'s result, a named tuple ``(sign, logabsdet)``."""
+
+
+def tangent_stack(name: str, A_dot: Any, A: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The tangent of ``A`` as a kernel stack of ``shape`` in ``A``'s dtype."""
+    A_dot = cast(as_array(as_array_cotangent(A_dot, f"{name}'s pushforward")), A.dtype)
+    check_shape(f"{name} pushforward", "the tangent", A_dot, A.shape)
+    return kernel_array(A_dot).reshape(shape)
+
 
 def scalar_cotangent(name: str, y_bar: Any, batch: tuple[int, ...], dtype: Any) -> np.ndarray:
     """The cotangent of a (stack of) scalar output(s) as a ``(s,)`` array of ``dtype``."""

@@ -55,6 +55,11 @@ def plain_real_matrix(a: Any) -> bool:
     return type(a) is np.ndarray and a.ndim == 2 and a.dtype in PLAIN_REAL
 
 
+def plain_real_square(a: Any) -> bool:
+    """Whether ``a`` is one plain non-empty square matrix (:func:`plain_real_matrix`)."""
+    return plain_real_matrix(a) and a.shape[0] == a.shape[1] and a.shape[0] > 0
+
+
 def plain_pullback(
     general: Any, shape: tuple[int, ...], dtype: np.dtype[Any], fast: Any, *operands: Any
 ) -> Any:

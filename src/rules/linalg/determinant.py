@@ -69,8 +69,6 @@ import scipy.linalg as sla
 from kernels import crossovers
 from kernels import determinant as kdet
 from kernels import determinant_value as kdet_value
-from kernels._blas import getri
-from rules.core.cotangents import as_array_cotangent
 from rules.core.dispatch import kernel_array, paths
 from rules.core.nesting import as_array, call, is_traced
 from rules.core.options import refuse as refuse_overwrite
@@ -78,7 +76,9 @@ from rules.core.registry import frule, rrule, split_cotangent
 from rules.linalg import traced_systems
 from rules.linalg._determinant_stacks import (
     DetStack,
+    SlogdetResult,
     SlogdetStack,
+    tangent_stack,
 )
 from rules.linalg._determinant_stacks import (
     flat as _flat,
@@ -89,11 +89,10 @@ from rules.linalg._determinant_stacks import (
 from rules.linalg._determinant_stacks import (
     slogdet_bars as _slogdet_bars,
 )
-from rules.linalg._stacks import adjoint, check_shape, plain_real_matrix, square_matrices
-from rules.linalg._systems import LapackLU, cast, lapack_functions, linalg_dtypes
+from rules.linalg._slogdet_one import SlogdetOne, slogdet_rrule4
+from rules.linalg._stacks import adjoint, plain_real_square, square_matrices
+from rules.linalg._systems import LapackLU, cast, linalg_dtypes
 from tangents import AbstractZero, NoTangent, ProjectTo, Tangent, ZeroTangent, unthunk
-
-SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
 
 
 def _stack(name: str, a: Any) -> tuple[np.ndarray, np.ndarray, np.dtype[Any]]:
@@ -103,13 +102,6 @@ def _stack(name: str, a: Any) -> tuple[np.ndarray, np.ndarray, np.dtype[Any]]:
     n = square_matrices(name, A).shape[-1]
     A = kernel_array(cast(A, work))
     return A, A.reshape(math.prod(A.shape[:-2]), n, n), result
-
-
-def _tangent_stack(name: str, A_dot: Any, A: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """The tangent of ``A`` as a kernel stack of ``shape`` in ``A``'s dtype."""
-    A_dot = cast(as_array(as_array_cotangent(A_dot, f"{name}'s pushforward")), A.dtype)
-    check_shape(f"{name} pushforward", "the tangent", A_dot, A.shape)
-    return kernel_array(A_dot).reshape(shape)
 
 
 def _output(values: np.ndarray, batch: tuple[int, ...], dtype: Any) -> Any:
@@ -245,7 +237,7 @@ class _Det:
 
     def pushforward(self, A_dot: Any) -> np.ndarray:
         shape = (math.prod(self.batch), *self.A.shape[-2:])
-        A_dot = _tangent_stack("np.linalg.det", A_dot, self.A, shape)
+        A_dot = tangent_stack("np.linalg.det", A_dot, self.A, shape)
         return _output(self.path.pushforward(A_dot), self.batch, self.y.dtype)
 
 
@@ -255,7 +247,7 @@ def det_rrule(a: Any, /) -> tuple[Any, Any]:
 
     Exact at singular matrices (see the module docstring); stacks ``(..., n, n)``.
     """
-    if _plain_real_square(a) and a.shape[0] <= crossovers.DET_SINGLE_MAX_N and a.flags.carray:
+    if plain_real_square(a) and a.shape[0] <= crossovers.DET_SINGLE_MAX_N and a.flags.carray:
         return _det_one(a)
     if is_traced(a):  # a nested differentiation
         return traced_systems.det_rrule(np.linalg.det, a)
@@ -295,7 +287,7 @@ def det_frule(tangents: tuple[Any, Any], a: Any, /) -> tuple[Any, Any]:
     :math:`\dot{\det} = \mathrm{tr}(\mathrm{adj}(A)\dot A)` (module docstring).
     """
     A_dot = tangents[1]
-    if _plain_real_square(a) and a.shape[0] <= crossovers.DET_SINGLE_MAX_N and a.flags.carray:
+    if plain_real_square(a) and a.shape[0] <= crossovers.DET_SINGLE_MAX_N and a.flags.carray:
         plain = type(A_dot) is np.ndarray and A_dot.dtype is a.dtype and A_dot.flags.carray
         if plain and A_dot.shape == a.shape:  # one small plain matrix: the kernels straight away
             stack, n = a.reshape(1, *a.shape), a.shape[0]
@@ -470,7 +462,7 @@ class _Slogdet:
         if self.path is None:
             return ZeroTangent()
         shape = (math.prod(self.batch), *self.A.shape[-2:])
-        A_dot = _tangent_stack("np.linalg.slogdet", A_dot, self.A, shape)
+        A_dot = tangent_stack("np.linalg.slogdet", A_dot, self.A, shape)
         sign_dot, l_dot = self.path.pushforward(A_dot)
         sign, logabsdet = self.y
         return Tangent(
@@ -482,108 +474,6 @@ class _Slogdet:
         )
 
 
-# --- slogdet of one plain real matrix -------------------------------------------------------
-# The commonest call, where the general forward pass (stacks, dtype casts, per-matrix lists)
-# costs several times LAPACK's own work at 4x4: getrf once, then getri (pullback, A^-T) or
-# getrs (pushforward, tr(A^-1 A_dot)) with Python scalars, as _SlogdetLapack computes them.
-
-
-_REAL_SCALARS = (float, np.float64, np.float32)
-
-
-def _plain_real_square(a: Any) -> bool:
-    """``a`` is one plain non-empty square matrix of float64 or float32 (not traced)."""
-    return plain_real_matrix(a) and a.shape[0] == a.shape[1] and a.shape[0] > 0
-
-
-class _SlogdetOne:
-    """The forward pass of ``slogdet`` for :func:`_plain_real_square`: ``getrf``'s LU, kept."""
-
-    __slots__ = ("lu", "piv", "sign", "y")
-
-    def __init__(self, A: np.ndarray) -> None:
-        getrf, _, _ = lapack_functions(("getrf", "getrs", "getri"), A.dtype)
-        self.lu, self.piv, _ = getrf(A)  # info > 0 (a zero pivot) is read off the diagonal
-        # _sign_and_log_small in Python floats (real A): numpy's sum of log|u_kk| in its order
-        d = self.lu.diagonal().tolist()
-        if 0.0 in d:
-            self.sign, logabsdet = 0.0, -math.inf
-        else:
-            negative = 0  # row swaps, counted in a plain loop (sum of a generator: 0.2 us more)
-            for i, p in enumerate(self.piv.tolist()):
-                negative += p != i
-            logabsdet = 0.0
-            for x in d:
-                logabsdet += math.log(abs(x))
-                negative += x < 0
-            self.sign = -1.0 if negative % 2 else 1.0
-        scalar = A.dtype.type
-        self.y = tuple.__new__(SlogdetResult, (scalar(self.sign), scalar(logabsdet)))
-
-    def pullback(self, y_bar: Any) -> Any:
-        """``A_bar = logabsdet_bar A^-T`` (the sign of a real determinant is locally constant)."""
-        l_bar = _logabsdet_bar(y_bar, self.lu.dtype)
-        if l_bar is None:
-            return ZeroTangent()
-        if self.sign == 0:  # logabsdet = -inf: no derivative
-            return np.full(self.lu.shape, np.nan, self.lu.dtype)
-        if self.lu.shape[0] > crossovers.DET_GETRI_MAX_N:
-            return kdet.slogdet_pullback_lapack(self.lu, self.piv, self.sign, 0.0, l_bar)
-        A_inverse = getri(self.lu, self.piv)[0]  # blocked: its optimal workspace; a new array
-        A_inverse *= l_bar  # in place; a Python float: the dtype stays the matrix's
-        return A_inverse.T
-
-    def pushforward(self, A_dot: Any) -> Any:
-        """``logabsdet_dot = tr(A^-1 A_dot)``, ``sign_dot = 0``."""
-        dtype = self.lu.dtype
-        if type(A_dot) is not np.ndarray or A_dot.dtype != dtype or A_dot.shape != self.lu.shape:
-            A_dot = _tangent_stack("np.linalg.slogdet", A_dot, self.lu, (1, *self.lu.shape))[0]
-        if self.sign == 0:  # as _SlogdetLapack: getrs with the zero pivot gives inf/NaN
-            _, l_dot = kdet.slogdet_pushforward_lapack(self.lu, self.piv, self.sign, A_dot)
-        else:
-            _, getrs, _ = lapack_functions(("getrf", "getrs", "getri"), dtype)
-            l_dot = sum(getrs(self.lu, self.piv, A_dot)[0].diagonal().tolist())
-        return Tangent(SlogdetResult, sign=ZeroTangent(), logabsdet=dtype.type(l_dot))
-
-
-def _logabsdet_bar(y_bar: Any, real: np.dtype[Any]) -> float | None:
-    """The cotangent of a real ``slogdet``'s logabsdet as a Python float; ``None`` for a zero."""
-    if type(y_bar) is tuple and len(y_bar) == 2:
-        logabsdet_bar = y_bar[1]
-    else:
-        logabsdet_bar = split_cotangent(y_bar, 2)[1]
-    if type(logabsdet_bar) is np.ndarray and logabsdet_bar.shape == ():
-        return logabsdet_bar.real.item()
-    if type(logabsdet_bar) in _REAL_SCALARS:  # a user's float: 6.8 -> 2.5 us at 4x4
-        return float(logabsdet_bar)
-    logabsdet_bar = unthunk(logabsdet_bar)
-    if isinstance(logabsdet_bar, AbstractZero):
-        return None
-    return _scalar_cotangent("np.linalg.slogdet", logabsdet_bar, (), real)[0]
-
-
-def _slogdet_rrule4(a: np.ndarray) -> tuple[Any, Any]:
-    """``slogdet_rrule`` of one plain real C-ordered 4x4 matrix: one compiled call.
-
-    ``kernels.determinant.slogdet_inverse4`` returns the sign, logabsdet and ``A^-T`` at
-    once, so the pullback is one product (bench case ``slogdet.pullback --sizes 4``, whole
-    call: LAPACK's getrf, then getri in the pullback, cost about twice as much).
-    """
-    sign, logabsdet, Z = kdet.slogdet_inverse4(a)
-    scalar, dtype, no_tangent = a.dtype.type, a.dtype, NoTangent()
-    y = tuple.__new__(SlogdetResult, (scalar(sign), scalar(logabsdet)))
-
-    def slogdet_pullback4(y_bar: Any) -> tuple[Any, Any]:
-        l_bar = _logabsdet_bar(y_bar, dtype)
-        if l_bar is None:
-            return no_tangent, ZeroTangent()
-        if sign == 0:  # logabsdet = -inf: no derivative
-            return no_tangent, np.full((4, 4), np.nan, dtype)
-        return no_tangent, Z * l_bar  # a Python float: the dtype stays the matrix's
-
-    return y, slogdet_pullback4
-
-
 @rrule.register(np.linalg.slogdet)
 def slogdet_rrule(a: Any, /) -> tuple[Any, Any]:
     r"""Reverse rule for ``np.linalg.slogdet``: :math:`\bar A = (\bar l + i\,\mathrm{Im}\,z)A^{-H}`.
@@ -591,10 +481,10 @@ def slogdet_rrule(a: Any, /) -> tuple[Any, Any]:
     The cotangent is a ``Tangent(SlogdetResult, ...)`` or a plain ``(sign_bar,
     logabsdet_bar)`` tuple, either part possibly zero; see the module docstring.
     """
-    if _plain_real_square(a):
+    if plain_real_square(a):
         if a.shape[0] == 4 and a.flags.c_contiguous:
-            return _slogdet_rrule4(a)
-        one = _SlogdetOne(a)
+            return slogdet_rrule4(a)
+        one = SlogdetOne(a)
         no_tangent = NoTangent()
 
         def slogdet_pullback_one(y_bar: Any) -> tuple[Any, Any]:
@@ -620,5 +510,5 @@ def slogdet_frule(tangents: tuple[Any, Any], a: Any, /) -> tuple[Any, Any]:
     :math:`\tau = \mathrm{tr}(A^{-1}\dot A)`; the sign's tangent is ``ZeroTangent()`` for
     real ``a``.
     """
-    forward = _SlogdetOne(a) if _plain_real_square(a) else _Slogdet(a)
+    forward = SlogdetOne(a) if plain_real_square(a) else _Slogdet(a)
     return forward.y, forward.pushforward(unthunk(tangents[1]))
