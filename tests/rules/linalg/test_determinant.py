@@ -228,7 +228,7 @@ def test_mid_size_stacks_take_the_gufuncs(randn, dtype, monkeypatch):
 @pytest.mark.parametrize("real", [np.float64, np.float32])
 @pytest.mark.parametrize("n", [1, 4, 7])
 def test_slogdet_of_one_real_matrix_agrees_with_the_stack_path(randn, real, n):
-    # the one-matrix fast path (_SlogdetOne) against the general forward pass on a stack of one
+    # the one-matrix fast path (_slogdet_one.SlogdetOne) against the general forward pass on a stack of one
     from rules.linalg import _slogdet_one, determinant
 
     a = well_conditioned(randn, real, n, n)
