@@ -9,7 +9,7 @@ from bench.cases import determinant, products, select
 from bench.harness import compare, flatten_tangent, run_case
 from bench.table import format_table
 
-from tangents import Tangent, ZeroTangent
+from tangents import Tangent, Thunk, ZeroTangent
 
 MATMUL_PULLBACK = products.CASES[0]
 
@@ -107,6 +107,42 @@ def test_the_timed_pullback_is_the_checked_one(monkeypatch):
     callables["ours"]()
     assert len(made) == 1
     assert made[0].calls == 2  # the timed call reused the checked pullback
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_lazy_result_is_evaluated_inside_every_timed_call(monkeypatch, lazy):
+    """Thunks in a pullback's or pushforward's result are evaluated by each timed call (ours and
+    the whole call); a result of plain arrays is timed as returned, with no wrapper."""
+    from bench import harness
+
+    real_rrule, real_frule, evaluated = harness.rrule, harness.frule, []
+
+    def thunked(value):
+        def evaluate():
+            evaluated.append(1)
+            return value
+
+        return Thunk(evaluate) if lazy else value
+
+    def rrule_of(f, *args, **kwargs):
+        y, pullback = real_rrule(f, *args, **kwargs)
+        return y, lambda y_bar: tuple(thunked(x) for x in pullback(y_bar))
+
+    def frule_of(tangents, f, *args, **kwargs):
+        y, y_dot = real_frule(tangents, f, *args, **kwargs)
+        return thunked(y), thunked(y_dot)
+
+    monkeypatch.setattr(harness, "rrule", rrule_of)
+    monkeypatch.setattr(harness, "frule", frule_of)
+    for case in products.CASES:  # the matmul pullback and pushforward
+        inputs = case.inputs(Size(4), np.random.default_rng(0))
+        inputs.output = case.forward(inputs)
+        callables, _, _, _ = harness._ours(case, inputs)
+        for name in ("ours", "total") if case.kind == "pullback" else ("ours",):
+            evaluated.clear()
+            result = callables[name]()
+            assert harness.settled(result)  # nothing left to evaluate, lazy or not
+            assert len(evaluated) == (len(result) if lazy else 0)
 
 
 def test_adapter_rows_check_their_peers_given_the_rules_forward_outputs(monkeypatch):
