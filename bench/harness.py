@@ -336,8 +336,15 @@ def _ours(case: Case, inputs: Inputs) -> tuple[dict[str, Callable[[], Any]], flo
 
     tangents = (NoTangent(), *inputs.tangents)
 
-    def pushforward() -> Any:
-        return frule(tangents, f, *args, **kwargs)
+    if kwargs:
+
+        def pushforward() -> Any:
+            return frule(tangents, f, *args, **kwargs)
+
+    else:  # as the user writes it: no ``**{}`` in the timed call
+
+        def pushforward() -> Any:
+            return frule(tangents, f, *args)
 
     def first() -> tuple[bool, Any]:
         raw = pushforward()
