@@ -90,8 +90,11 @@ def test_lu_factor_batched_singular_keeps_zero_pivot():
 @pytest.mark.parametrize("trans", [0, 1, 2])
 @pytest.mark.parametrize(("n", "k"), [(4, 2), (13, 9)])  # lane blocks; rows (8-byte dtypes)
 def test_lu_solve_batched(rng, dtype, trans, n, k):
-    # well conditioned, with its rows shuffled so that partial pivoting swaps them back
+    # well conditioned, with its rows shuffled so that partial pivoting swaps them back; made
+    # C-contiguous (the shuffle's copy is not), as the rules pass it: the kernels compile per
+    # layout, and a non-contiguous stack has its own test below
     A = (rand(rng, (3, n, n), dtype) + n * np.eye(n, dtype=dtype))[:, rng.permutation(n)]
+    A = np.ascontiguousarray(A)
     B = rand(rng, (3, n, k), dtype)
     B_in = B.copy()
     lu, piv = lu_factor_batched(A)
@@ -101,6 +104,14 @@ def test_lu_solve_batched(rng, dtype, trans, n, k):
     assert X.dtype == dtype
     assert_allclose(X, np.linalg.solve(op, B), rtol=rtol(dtype))
     assert_array_equal(B, B_in)
+
+
+def test_lu_factor_batched_takes_a_stack_of_any_layout(rng):
+    """A transposed (non-contiguous) stack factors as its contiguous copy does, bit for bit."""
+    A = rand(rng, (3, 5, 5), np.float64).swapaxes(1, 2)
+    assert not A.flags.c_contiguous
+    for got, want in zip(lu_factor_batched(A), lu_factor_batched(A.copy()), strict=True):
+        assert_array_equal(got, want)
 
 
 def test_lu_unpack_batched_matches_scipy(rng):

@@ -1,3 +1,4 @@
+import functools
 import platform
 import re
 from fractions import Fraction
@@ -105,12 +106,19 @@ def _fused_sums_in_order(A, B):
     return C
 
 
-def _fuses(kernel):
-    """Whether the kernel's code holds fused multiply-adds (x86 mnemonics; a fresh, uncached
-    compilation with the kernel's options, since Numba cannot show the code of cached ones)."""
-    fresh = _jit._with_slp(numba.njit(kernel.py_func, **_jit._TILE_OPTIONS))
+@functools.cache
+def _fresh_matmul_tiled():
+    """:func:`matmul_tiled` compiled afresh for float64 stacks, with the kernel's options, and its
+    assembly: Numba cannot show the code of a kernel loaded from its cache. Compiled once per
+    process (about as long as the kernel itself), for the tests that read its instructions."""
+    fresh = _jit._with_slp(numba.njit(matmul_tiled.py_func, **_jit._TILE_OPTIONS))
     fresh(*[np.ones((1, 8, 8))] * 2)
-    return "vfmadd" in "\n".join(fresh.inspect_asm().values())
+    return fresh, "\n".join(fresh.inspect_asm().values())
+
+
+def _fuses():
+    """Whether :func:`matmul_tiled`'s code holds fused multiply-adds (x86 mnemonics)."""
+    return "vfmadd" in _fresh_matmul_tiled()[1]
 
 
 @pytest.mark.parametrize("dtype", REAL)
@@ -124,7 +132,7 @@ def test_each_entry_is_the_sum_over_p_in_order(stacks, dtype, sides):
     m, k, n = sides
     A, B = stacks(dtype, (2, m, k), (2, k, n))
     C = matmul_tiled(A, B)
-    if platform.machine() in ("x86_64", "AMD64") and _fuses(matmul_tiled):
+    if platform.machine() in ("x86_64", "AMD64") and _fuses():
         np.testing.assert_array_equal(C, _fused_sums_in_order(A, B))
         return
     loop = np.zeros(C.shape, dtype)
@@ -155,18 +163,19 @@ def test_blocks_of_16_and_of_8_give_the_same_bits(stacks, monkeypatch):
     """The AVX-512 blocks (WIDE) and the narrow ones sum each entry over p in the same order.
 
     The kernels as compiled here against copies compiled with the other setting of ``WIDE``
-    (which Numba reads when it compiles): pair and transposed tiles, edges included.
+    (which Numba reads when it compiles): pair tiles (the pushforward) and transposed ones
+    (``X^T Y``), edges included. The two smallest kernels that hold them: each copy is a cold
+    compilation.
     """
     monkeypatch.setattr(tiled_products, "WIDE", not tiled_products.WIDE)
-    for name in ("matmul_with_pushforward_tiled", "matmul_pullback_tiled"):
-        kernel = getattr(tiled_products, name)
+    for kernel in (matmul_pushforward_tiled, matmul_tn_tiled):
         other = _jit._with_slp(numba.njit(kernel.py_func, **_jit._TILE_OPTIONS))
         for m, k, n in [(16, 8, 32), (8, 5, 28), (13, 16, 17)]:
             A, B, A_dot, B_dot = stacks(np.float64, (2, m, k), (2, k, n), (2, m, k), (2, k, n))
-            C_bar = stacks(np.float64, (2, m, n))[0]
-            args = (A, B, A_dot, B_dot) if "pushforward" in name else (A, B, C_bar)
-            for got, want in zip(other(*args), kernel(*args), strict=True):
-                np.testing.assert_array_equal(got, want)
+            args = (
+                (A, B, A_dot, B_dot) if kernel is matmul_pushforward_tiled else (A_dot.mT.copy(), B)
+            )
+            np.testing.assert_array_equal(other(*args), kernel(*args))
 
 
 def test_mismatched_shapes_raise(stacks):
@@ -286,9 +295,8 @@ def test_slp_code_has_its_own_cache_keys(stacks):
 def test_the_tiles_are_vectorised(stacks):
     """The claim behind the kernels: packed multiplies (``mulpd``, ``vfmadd231pd``), not scalar ones only."""
     A, B = stacks(np.float64, (2, 8, 8), (2, 8, 8))
-    fresh = _jit._with_slp(numba.njit(matmul_tiled.py_func, **_jit._TILE_OPTIONS))  # not cached
+    fresh, asm = _fresh_matmul_tiled()  # not cached: compiled here, with the kernel's options
     np.testing.assert_array_equal(fresh(A, B), matmul_tiled(A, B))
-    asm = "\n".join(fresh.inspect_asm().values())
     assert re.search(r"\b(v?mulpd|vfn?m(add|sub)\d+pd)\b", asm)  # packed: plain or fused
 
 
@@ -307,7 +315,7 @@ def test_the_scaled_product_matches_the_formula(stacks, dtype, m, k, n):
     for x, original in zip((X, Y, d), copies, strict=True):
         np.testing.assert_array_equal(x, original)
     with pytest.raises(ValueError, match="matmul_scaled_tiled"):
-        tiled_products.matmul_scaled_tiled(X, d[:, :-1] if k else np.ones((3, 1), dtype), Y)
+        tiled_products.matmul_scaled_tiled(X, np.ones((3, k + 1), dtype), Y)
 
 
 @pytest.mark.parametrize("dtype", REAL)
@@ -333,6 +341,6 @@ def test_the_inverse_derivatives_match_their_products(stacks, dtype, n):
         np.testing.assert_array_equal(x, original)
     for f in (tiled_products.inv_pullback_tiled, tiled_products.inv_pushforward_tiled):
         with pytest.raises(ValueError, match=f.__name__):
-            f(Y, Y_bar[:, :, :-1] if n > 1 else np.ones((2, 1, 1), dtype))
+            f(Y, np.ones((3, n, n + 1) if n > 1 else (2, 1, 1), dtype))
         with pytest.raises(ValueError, match=f.__name__):
             f(np.ones((3, n, n + 1), dtype), np.ones((3, n, n + 1), dtype))
