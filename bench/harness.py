@@ -21,9 +21,8 @@ does not look fast by doing nothing (:func:`materialise`). A call whose first re
 thunk (a tuple of arrays, :func:`settled`) returns the same kinds of values on every call with
 the same inputs, and is timed as the user makes it, with nothing wrapped around it: its
 materialisation would be a type check per component, which the reference formula's timing
-does not pay either. Turning results into arrays for the
-comparison (:func:`flatten`) is done once, untimed, as the reference's result is not converted
-either. A pushforward's symbolic zero tangent (``ZeroTangent()``) is compared as zeros of its
+does not pay either. Turning results into arrays for the comparison (:func:`flatten`) is done
+once, untimed, as the reference's result is not converted either. A pushforward's symbolic zero tangent (``ZeroTangent()``) is compared as zeros of its
 primal's shape, the arrays the reference and the peers return.
 """
 
