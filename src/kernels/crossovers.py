@@ -141,9 +141,18 @@ EIGH_LOOPS_MAX_N = 8
 SVD_LOOPS_MAX_N = 6
 
 # eigh.pushforward / eigvalsh.pushforward, BLAS path: V^H herm(A_dot) V takes the general product
-# A_dot V up to here, a triangular one (kernels.hermitian_products, half the multiplications)
-# above; by dtype character ('f' float32, 'd' float64, 'D' complex128; others take A_dot V).
-EIGH_HERMITIAN_GEMM_MAX_N = {"f": 95, "d": 63, "D": 47}
+# A_dot V up to here, a triangular one (kernels.hermitian_products, half the multiplications, but
+# OpenBLAS's trmm runs at a fraction of gemm's speed on small orders) above; by dtype character
+# ('f' float32, 'd' float64, 'D' complex128; others take A_dot V). By OpenBLAS core: the Haswell
+# and Zen kernels (an AMD EPYC, stop 36: trmm lost to gemm up to about 128 in float64 and 160 in
+# float32; complex128 as first measured) ...
+EIGH_HERMITIAN_GEMM_MAX_N = {"f": 159, "d": 127, "D": 47}
+# ... and the AVX-512 cores of kernels._blas_core.SMALL_GEMM_CORES (an Intel Xeon on the SkylakeX
+# kernels, one process, one core; trmm path time / gemm time: float64 1.44 at 64, 1.02 at 96,
+# 0.81 at 112; float32 1.49 at 96, 0.96 at 112, 0.90 at 128; complex128 1.03 at 48, 0.98 at 64,
+# 0.94 at 80). The table the first measurement chose (float64 63, float32 95) sent orders 64 to
+# 111 in float64 to the slower trmm on both kinds of core.
+EIGH_HERMITIAN_GEMM_SMALL_GEMM_MAX_N = {"f": 111, "d": 103, "D": 63}
 
 # eigvalsh.pullback (A_bar = V diag(w_bar) V^H, no division) on its own, by dtype character
 # ('d' float64, 'D' complex128, 'f' float32): its loop kernel forms only the lower triangle and

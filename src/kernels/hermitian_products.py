@@ -19,7 +19,7 @@ trmm call per matrix cost more than they save.
 import numpy as np
 from scipy.linalg import get_blas_funcs
 
-from kernels import crossovers
+from kernels import _blas_core, crossovers
 from kernels._jit import jit
 
 
@@ -47,9 +47,15 @@ def takes_trmm(n, dtype):
     """Whether :func:`hermitian_part_times` takes the triangular product for order ``n``.
 
     Above ``kernels.crossovers.EIGH_HERMITIAN_GEMM_MAX_N`` for ``dtype`` (float32, float64 and
-    complex128; never for other dtypes).
+    complex128; never for other dtypes), or ``EIGH_HERMITIAN_GEMM_SMALL_GEMM_MAX_N`` where numpy's
+    OpenBLAS runs an AVX-512 core (``kernels._blas_core.small_gemm_core``).
     """
-    limit = crossovers.EIGH_HERMITIAN_GEMM_MAX_N.get(np.dtype(dtype).char)
+    table = (
+        crossovers.EIGH_HERMITIAN_GEMM_SMALL_GEMM_MAX_N
+        if _blas_core.small_gemm_core()
+        else crossovers.EIGH_HERMITIAN_GEMM_MAX_N
+    )
+    limit = table.get(np.dtype(dtype).char)
     return limit is not None and n > limit
 
 

@@ -28,7 +28,8 @@ def path(request, monkeypatch):
         monkeypatch.setattr(crossovers, "EIGH_LOOPS_MAX_N", 0)
         monkeypatch.setattr(crossovers, "EIGVALSH_LOOPS_MAX_N", {})
     if request.param == "trmm":  # V^H herm(A_dot) V by kernels.hermitian_products' trmm
-        monkeypatch.setattr(crossovers, "EIGH_HERMITIAN_GEMM_MAX_N", {"f": 0, "d": 0, "D": 0})
+        for name in ("EIGH_HERMITIAN_GEMM_MAX_N", "EIGH_HERMITIAN_GEMM_SMALL_GEMM_MAX_N"):
+            monkeypatch.setattr(crossovers, name, {"f": 0, "d": 0, "D": 0})  # either core's
     return request.param
 
 

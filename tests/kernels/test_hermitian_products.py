@@ -7,6 +7,7 @@ from kernels import crossovers
 from kernels.hermitian_products import hermitian_part_times, lower_of_hermitian_part, takes_trmm
 
 TOL = {"d": 1e-13, "f": 1e-5, "D": 1e-13}
+TABLES = ("EIGH_HERMITIAN_GEMM_MAX_N", "EIGH_HERMITIAN_GEMM_SMALL_GEMM_MAX_N")
 
 
 def herm(X):
@@ -16,10 +17,9 @@ def herm(X):
 @pytest.fixture(params=["gemm", "trmm"])
 def path(request, monkeypatch):
     """The plain product, or the triangular one forced at every order."""
-    if request.param == "trmm":
-        monkeypatch.setattr(crossovers, "EIGH_HERMITIAN_GEMM_MAX_N", {"f": 0, "d": 0, "D": 0})
-    else:
-        monkeypatch.setattr(crossovers, "EIGH_HERMITIAN_GEMM_MAX_N", {})
+    table = {"f": 0, "d": 0, "D": 0} if request.param == "trmm" else {}
+    for name in TABLES:  # both: the one in use depends on numpy's OpenBLAS core
+        monkeypatch.setattr(crossovers, name, table)
     return request.param
 
 
@@ -66,12 +66,26 @@ def test_strided_inputs_and_nan(rng, path):
     assert np.isnan(hermitian_part_times(A, V)).any()
 
 
-def test_takes_trmm_follows_the_table(monkeypatch):
-    monkeypatch.setattr(crossovers, "EIGH_HERMITIAN_GEMM_MAX_N", {"d": 10})
+@pytest.mark.parametrize("avx512", [False, True])
+def test_takes_trmm_follows_the_table_of_its_openblas_core(monkeypatch, avx512):
+    """The small-gemm (AVX-512) cores' table where numpy's OpenBLAS runs one, the other's elsewhere."""
+    from kernels import _blas_core
+
+    monkeypatch.setattr(_blas_core, "small_gemm_core", lambda: avx512)
+    in_use, other = TABLES[::-1] if avx512 else TABLES
+    monkeypatch.setattr(crossovers, in_use, {"d": 10})
+    monkeypatch.setattr(crossovers, other, {"d": 100, "f": 0})
     assert takes_trmm(11, np.float64)
     assert not takes_trmm(10, np.float64)
     assert not takes_trmm(1000, np.complex64)
     assert not takes_trmm(1000, np.float32)
+
+
+def test_the_tables_hold_the_three_dtypes():
+    for name in TABLES:
+        table = getattr(crossovers, name)
+        assert sorted(table) == ["D", "d", "f"]
+        assert all(isinstance(v, int) and v >= 0 for v in table.values())
 
 
 def test_mismatched_inputs_raise(rng):
