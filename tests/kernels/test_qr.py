@@ -2,7 +2,9 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+from kernels._qr_lanes4 import qr_pullback_flat4
 from kernels.qr import (
+    FLAT4_PULLBACK_MIN_B,
     STACKED_PULLBACK_MIN_N,
     _qr_pullback_lanes,
     qr_pullback,
@@ -143,6 +145,30 @@ def test_qr_batched_equals_per_matrix_and_inputs_unchanged(rng, dtype, shape):
         assert_array_equal(R_dot[i], R_dot_i)
     for x, c in zip(inputs, copies, strict=True):
         assert_array_equal(x, c)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("b", [1, FLAT4_PULLBACK_MIN_B, 70])  # one block, and a partial last one
+def test_qr_flat_lane_pullback_gives_the_lane_kernels_bits(rng, dtype, b):
+    """Real 4x4 stacks: ``kernels._qr_lanes4`` and the small lane blocks agree bit for bit, also
+    with a zero on the diagonal of ``R`` (inf, NaN) and NaN and inf in the inputs."""
+    Q, R = qr_c(rand(rng, (b, 4, 4), dtype))
+    Q_bar, R_bar = rand(rng, (b, 4, 4), dtype), rand(rng, (b, 4, 4), dtype)
+    R[::3, 2, 2] = 0
+    Q[1::5, 1, 2] = np.nan
+    R_bar[2::7, 0, 3] = np.inf
+    copies = [x.copy() for x in (Q, R, Q_bar, R_bar)]
+    with np.errstate(all="ignore"):
+        got = qr_pullback_flat4(Q, R, Q_bar, R_bar)
+        want = _qr_pullback_lanes(Q, R, Q_bar, R_bar)
+        routed = qr_pullback_batched(Q, R, Q_bar, R_bar)
+    assert got.dtype == dtype
+    assert_array_equal(got, want)  # NaN where NaN
+    finite = ~np.isnan(want)
+    assert_array_equal(np.signbit(got[finite]), np.signbit(want[finite]))
+    assert_array_equal(routed, want)
+    for x, original in zip((Q, R, Q_bar, R_bar), copies, strict=True):
+        assert_array_equal(x, original)
 
 
 @pytest.mark.jit_only
