@@ -16,14 +16,15 @@ The timed callables of a row:
   ``jax_total``, ``torch_total`` (pullback cases): the peers' whole call, forward and backward,
   compared with ``total``.
 
-Every result is materialised inside the timed call: thunks are evaluated, so a lazy pullback
-does not look fast by doing nothing (:func:`materialise`). A call whose first result holds no
-thunk (a tuple of arrays, :func:`settled`) returns the same kinds of values on every call with
-the same inputs, and is timed as the user makes it, with nothing wrapped around it: its
-materialisation would be a type check per component, which the reference formula's timing
-does not pay either. Turning results into arrays for the comparison (:func:`flatten`) is done
-once, untimed, as the reference's result is not converted either. A pushforward's symbolic zero tangent (``ZeroTangent()``) is compared as zeros of its
-primal's shape, the arrays the reference and the peers return.
+Every result is materialised inside the timed call: thunks are evaluated, so a lazy pullback does
+not look fast by doing nothing (:func:`materialise`). A call whose first result holds no thunk (a
+tuple of arrays, :func:`settled`) returns the same kinds of values on every call with the same
+inputs, and is timed as the user makes it, with nothing wrapped around it: its materialisation
+would be a type check per component, which the reference formula's timing does not pay either.
+Turning results into arrays for the comparison (:func:`flatten`) is done once, untimed, as the
+reference's result is not converted either. A pushforward's symbolic zero tangent
+(``ZeroTangent()``) is compared as zeros of its primal's shape, the arrays the reference and the
+peers return.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ _N = 4
 
 @jit
 def qr_pullback_flat4(Q, R, Q_bar, R_bar):
-    """Return ``A_bar`` (b, 4, 4) for real C-contiguous stacks ``Q``, ``R``, ``Q_bar``, ``R_bar``."""
+    """Return ``A_bar`` (b, 4, 4) for real stacks ``Q``, ``R``, ``Q_bar``, ``R_bar`` (b, 4, 4)."""
     b = Q.shape[0]
     dt = Q.dtype
     A_bar = np.empty((b, _N, _N), dtype=dt)

@@ -144,8 +144,8 @@ SVD_LOOPS_MAX_N = 6
 # A_dot V up to here, a triangular one (kernels.hermitian_products, half the multiplications, but
 # OpenBLAS's trmm runs at a fraction of gemm's speed on small orders) above; by dtype character
 # ('f' float32, 'd' float64, 'D' complex128; others take A_dot V). By OpenBLAS core: the Haswell
-# and Zen kernels (an AMD EPYC, stop 36: trmm lost to gemm up to about 128 in float64 and 160 in
-# float32; complex128 as first measured) ...
+# and Zen kernels (measured on an AMD EPYC: trmm lost to gemm up to about 128 in float64 and 160
+# in float32; complex128 as first measured) ...
 EIGH_HERMITIAN_GEMM_MAX_N = {"f": 159, "d": 127, "D": 47}
 # ... and the AVX-512 cores of kernels._blas_core.SMALL_GEMM_CORES (an Intel Xeon on the SkylakeX
 # kernels, one process, one core; trmm path time / gemm time: float64 1.44 at 64, 1.02 at 96,
