@@ -18,7 +18,9 @@ Conventions: C-contiguous arrays of one dtype (float64, float32 or complex128), 
 ``L_bar`` (n, n) or stacks (b, n, n); outputs are new arrays of that dtype. ``A_bar`` is
 Hermitian (both triangles filled). ``A_dot`` must be Hermitian (the rule symmetrises it);
 ``L_dot`` has a zero upper triangle. The small kernels are Numba loops; NaN in ``L`` gives NaN
-out, and a zero on the diagonal of ``L`` gives inf/NaN, never an exception.
+out, and a zero on the diagonal of ``L`` gives inf/NaN, never an exception. The pullback of a
+real 4x4 stack of ``FLAT4_MIN_B`` matrices or more runs in the flat lane blocks of
+:mod:`kernels._cholesky_lanes4`, with the loops' bits.
 
 Large matrices: ``cholesky_pullback_blocked`` and ``cholesky_pushforward_blocked`` call
 level-3 BLAS through scipy (trsm, trmm, gemm via numpy matmul; no explicit inverse). They
@@ -31,6 +33,7 @@ blocked variant per matrix.
 import numpy as np
 from scipy.linalg import get_blas_funcs
 
+from kernels._cholesky_lanes4 import cholesky_pullback_flat4
 from kernels._jit import jit, jit_inline
 from kernels._triangular import solve_inplace
 
@@ -142,9 +145,23 @@ def _pullback_rows_inplace(L, L_bar, A_bar, r, t, n):
     _hermitian_part_inplace(A_bar, t, n)
 
 
-@jit
+# Real 4x4 stacks of at least this many matrices take kernels._cholesky_lanes4 (flat lane blocks,
+# the same bits as the loops). Measured in one process on one core (Intel Xeon, AVX-512), float64,
+# flat against loops: 10000 matrices 0.39 against 0.50 ms (float32 0.33 against 0.44 ms); 40
+# matrices 2.6 against 2.8 us; 16 matrices 1.57 against 1.43 us (a partly filled block of 32 lanes).
+FLAT4_MIN_B = 32
+
+
 def cholesky_pullback_batched(L, L_bar):
     """Return ``A_bar = sym(L^-H Phi(L^H L_bar) L^-1)`` for stacks ``L``, ``L_bar`` (b, n, n)."""
+    if L.shape[0] >= FLAT4_MIN_B and L.shape[1:] == (4, 4) and L.dtype.kind == "f":
+        return cholesky_pullback_flat4(L, L_bar)
+    return _pullback_loops_batched(L, L_bar)
+
+
+@jit
+def _pullback_loops_batched(L, L_bar):
+    """:func:`cholesky_pullback_batched` by the loop kernels, one matrix at a time."""
     b, n = L.shape[0], L.shape[1]
     A_bar = np.empty_like(L)
     r = np.empty(n, dtype=L.real.dtype)

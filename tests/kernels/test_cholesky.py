@@ -1,9 +1,12 @@
 import numpy as np
 import pytest
 import scipy.linalg as sla
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
+from kernels._cholesky_lanes4 import cholesky_pullback_flat4
 from kernels.cholesky import (
+    FLAT4_MIN_B,
+    _pullback_loops_batched,
     cholesky_pullback,
     cholesky_pullback_batched,
     cholesky_pullback_blocked,
@@ -157,3 +160,31 @@ def test_zero_pivot_gives_non_finite_not_an_error(spd, rand, hermitian):
     L[1, 1] = 0.0
     assert not np.isfinite(cholesky_pullback(L, rand(3, 3))).all()
     assert not np.isfinite(cholesky_pushforward(L, hermitian(3))).all()
+
+
+@pytest.mark.jit_only
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+@pytest.mark.parametrize("b", [FLAT4_MIN_B, 70])  # one block, and a partial last one
+def test_flat_lane_pullback_gives_the_loops_bits(rng, real, b):
+    """Real 4x4 stacks: ``kernels._cholesky_lanes4`` and the loop kernel agree bit for bit, also
+    with a zero on the diagonal of ``L`` (inf, NaN), NaN and inf in the inputs, and junk in the
+    strict upper triangles, which never enter."""
+    X = rng.standard_normal((b, 4, 4))
+    L = np.linalg.cholesky(X @ X.mT + 4 * np.eye(4)).astype(real)
+    L_bar = rng.standard_normal((b, 4, 4)).astype(real)
+    L[::3, 2, 2] = 0
+    L[1::5, 3, 1] = np.nan
+    L_bar[2::7, 2, 0] = np.inf
+    L += np.triu(rng.standard_normal((b, 4, 4)), 1).astype(real)
+    copies = [L.copy(), L_bar.copy()]
+    with np.errstate(all="ignore"):
+        got = cholesky_pullback_flat4(L, L_bar)
+        want = _pullback_loops_batched(L, L_bar)
+        routed = cholesky_pullback_batched(L, L_bar)
+    assert got.dtype == real
+    assert_array_equal(got, want)  # NaN where NaN
+    assert_array_equal(np.signbit(got), np.signbit(want))
+    assert not np.isfinite(want[::3]).all(axis=(1, 2)).any()
+    assert_array_equal(routed, want)
+    for x, original in zip((L, L_bar), copies, strict=True):
+        assert_array_equal(x, original)

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from kernels.cholesky_factor import cholesky_factor_batched
+from kernels._cholesky_lanes4 import cholesky_factor_flat4
+from kernels.cholesky_factor import FLAT4_MIN_B, _factor_lanes, cholesky_factor_batched
 
 
 def backward_error(A, L):
@@ -85,3 +86,35 @@ def test_empty_stacks_and_shape_errors(dtype):
     assert L.shape == (2, 0, 0)
     with pytest.raises(ValueError, match="cholesky_factor_batched"):
         cholesky_factor_batched(np.zeros((2, 3, 4), dtype), True)
+
+
+@pytest.mark.jit_only
+@pytest.mark.parametrize("real", [np.float64, np.float32])
+@pytest.mark.parametrize("b", [FLAT4_MIN_B, 70])  # one block, and a partial last one
+def test_flat_lanes_give_the_lane_blocks_bits_and_info(rng, real, b):
+    """Real 4x4 stacks: ``kernels._cholesky_lanes4`` and the small lane blocks agree bit for bit,
+    ``info`` included: indefinite matrices (a negative and a zero pivot), NaN and inf in the
+    input, and junk in the triangle that is not read."""
+    X = rng.standard_normal((b, 4, 4))
+    A = (X @ X.mT + 4 * np.eye(4)).astype(real)
+    A[0::6] *= -1  # the first pivot is negative: info 1
+    A[1::6, 3, :] = A[1::6, :, 3] = 0  # the last pivot is exactly 0: info 4
+    A[2::6, 2, 1] = A[2::6, 1, 2] = np.nan
+    A[3::6, 3, 0] = A[3::6, 0, 3] = np.inf
+    junk = rng.standard_normal((b, 4, 4)).astype(real)
+    for lower, B in ((True, A + np.triu(junk, 1)), (False, A + np.tril(junk, -1))):
+        B_before = B.copy()
+        with np.errstate(all="ignore"):
+            got, got_info = cholesky_factor_flat4(B, lower)
+            want, want_info = _factor_lanes(B, lower)
+            routed, routed_info = cholesky_factor_batched(B, lower)
+        assert got.dtype == real
+        assert_array_equal(got, want)  # NaN where NaN
+        assert_array_equal(np.signbit(got), np.signbit(want))
+        assert_array_equal(got_info, want_info)
+        assert_array_equal(want_info[0::6], 1)
+        assert_array_equal(want_info[1::6], 4)
+        assert np.isnan(want[2::6]).any(axis=(1, 2)).all()
+        assert_array_equal(routed, want)
+        assert_array_equal(routed_info, want_info)
+        assert_array_equal(B, B_before)
