@@ -350,76 +350,109 @@ def _normalise_pair_inplace(X, Y, j):
 
 
 @jit
-def _store_fused_inplace(M, N, g, v, nrm, order, l, t, wide, U, Vh):
-    """Write the normalised vectors of lane ``l`` into ``U[t]``, ``Vh[t]`` in one pass; or ``False``.
+def _signed_columns_inplace(M, N, g, v, nrm, nb, wide, XS, YS, best, top, ph, imax):
+    """The normalised, sign-fixed vectors of every column of every lane, lanes innermost.
 
-    The common case of :func:`_store_inplace` (no zero column to complete), fused: the same
-    operations in the same order as its general path, so the same factors, without the
-    intermediate copies and per-column calls, which cost more than the normalisation itself
-    (bench case ``svd.pullback --sizes 10000x4``, whole call). The column normalised is that of
-    the user's ``U``: ``g_col / s`` (tall or square) or ``v_col`` (wide).
+    ``q = g_c / ||g_c||``; ``X`` is the side whose columns fix the sign (``q``, or ``v`` if
+    ``wide``: the user's ``U``), ``Y`` the other. For each column ``c`` the phase ``ph`` makes
+    the first entry of largest magnitude of ``X[:, c]`` real and positive (that entry is set to
+    the magnitude itself, exactly real); ``XS = X ph`` and ``YS = Y ph``, so ``x y^H`` is
+    unchanged. The operations and their order per entry are those of a scan per lane, but the
+    scan is a select in every lane at once, without a branch that random data mispredicts.
+    Columns below the zero-column norm get numbers here that :func:`_store_inplace` does not use.
     """
-    for j in range(N):
-        if nrm[j] < _zero_column(g[0, 0].real):  # NaN counts as nonzero: it propagates
-            return False
-    one = g.dtype.type(1)
-    for j in range(N):
-        col = order[j]
-        d = nrm[col]
-        best = -1.0
-        imax = 0
-        for i in range(N if wide else M):
-            x = abs(v[i * N + col, l] if wide else g[i * N + col, l] / d)
-            if x > best:
-                best = x
-                imax = i
-        top = v[imax * N + col, l] if wide else g[imax * N + col, l] / d
-        ph = top.conjugate() / best if best > 0 else one
-        if wide:  # A = V diag(s) G^H: the user's U is V
+    RX = N if wide else M
+    one = XS.dtype.type(1)
+    for c in range(N):
+        for i in range(M):  # q, by the norm; a zero norm (never used) divides by 1
+            for l in range(nb):
+                d = nrm[c, l]
+                x = g[i * N + c, l] / (d if d != 0 else 1.0)
+                if wide:
+                    YS[i * N + c, l] = x
+                else:
+                    XS[i * N + c, l] = x
+        if wide:
             for i in range(N):
-                U[t, i, j] = v[i * N + col, l] * ph
-            for i in range(M):
-                Vh[t, j, i] = ((g[i * N + col, l] / d) * ph).conjugate()
-        else:
-            for i in range(M):
-                U[t, i, j] = (g[i * N + col, l] / d) * ph
-            for i in range(N):
-                Vh[t, j, i] = (v[i * N + col, l] * ph).conjugate()
-        if best > 0:
-            U[t, imax, j] = best  # exactly real, as _normalise_pair_inplace
-    return True
+                for l in range(nb):
+                    XS[i * N + c, l] = v[i * N + c, l]
+        for l in range(nb):
+            best[l] = -1.0
+            imax[l] = 0
+        for i in range(RX):  # the first largest |x|; NaN never wins
+            for l in range(nb):
+                x = XS[i * N + c, l]
+                a = abs(x)
+                take = a > best[l]
+                best[l] = a if take else best[l]
+                top[l] = x if take else top[l]
+                imax[l] = i if take else imax[l]
+        for l in range(nb):
+            b = best[l]
+            ph[l] = top[l].conjugate() / (b if b > 0 else 1.0) if b > 0 else one
+        for i in range(RX):
+            for l in range(nb):
+                x = XS[i * N + c, l] * ph[l]
+                XS[i * N + c, l] = best[l] if i == imax[l] and best[l] > 0 else x
+        for i in range(N if not wide else M):
+            for l in range(nb):
+                y = v[i * N + c, l] if not wide else YS[i * N + c, l]
+                YS[i * N + c, l] = y * ph[l]
 
 
 @jit
-def _store_inplace(M, N, g, v, scale, t0, nb, wide, vectors, U, sv, Vh):
-    """Sort, normalise and write the factors of the lanes ``l < nb`` (module docstring)."""
-    nrm = np.empty(N)
+def _store_inplace(M, N, g, v, scale, t0, nb, wide, vectors, U, sv, Vh, scratch):
+    """Sort, normalise and write the factors of the lanes ``l < nb`` (module docstring).
+
+    The column norms and the normalised, sign-fixed vectors are taken for every lane at once,
+    lanes innermost (:func:`_signed_columns_inplace`), so that the square roots and divisions
+    vectorise; the sort and the copy into ``U`` and ``Vh`` run per lane. A lane with a column
+    below the zero-column norm takes the general path (completion, then the signs) instead.
+    ``scratch`` is ``(nrm, XS, YS, best, top, ph, imax)`` of :func:`_scratch`.
+    """
+    nrm, XS, YS, best, top, ph, imax = scratch
+    zero = _zero_column(g[0, 0].real)
+    for j in range(N):
+        for l in range(nb):
+            nrm[j, l] = 0.0  # float64 sums, also for float32 input
+        for i in range(M):
+            for l in range(nb):
+                nrm[j, l] += _abs2(g[i * N + j, l])
+        for l in range(nb):
+            nrm[j, l] = np.sqrt(nrm[j, l])
+    if vectors:
+        _signed_columns_inplace(M, N, g, v, nrm, nb, wide, XS, YS, best, top, ph, imax)
     order = np.empty(N, dtype=np.intp)
     u = np.empty((M, N), dtype=g.dtype)
     vv = np.empty((N, N), dtype=g.dtype)
     valid = np.empty(N, dtype=np.bool_)
+    RU, RV = (N, M) if wide else (M, N)  # the rows of the user's U and of Vh
     for l in range(nb):
-        for j in range(N):
-            acc = 0.0
-            for i in range(M):
-                acc += _abs2(g[i * N + j, l])
-            nrm[j] = np.sqrt(acc)
         for i in range(N):  # insertion sort, descending; NaN stays where it is
             k = i
-            while k > 0 and nrm[order[k - 1]] < nrm[i]:
+            while k > 0 and nrm[order[k - 1], l] < nrm[i, l]:
                 order[k] = order[k - 1]
                 k -= 1
             order[k] = i
         for j in range(N):
-            sv[t0 + l, j] = nrm[order[j]] / scale[l]
+            sv[t0 + l, j] = nrm[order[j], l] / scale[l]
         if not vectors:
             continue
-        if _store_fused_inplace(M, N, g, v, nrm, order, l, t0 + l, wide, U, Vh):
+        general = False
+        for j in range(N):
+            general |= nrm[j, l] < zero  # NaN counts as nonzero: it propagates
+        if not general:
+            for j in range(N):
+                col = order[j]
+                for i in range(RU):
+                    U[t0 + l, i, j] = XS[i * N + col, l]
+                for i in range(RV):
+                    Vh[t0 + l, j, i] = YS[i * N + col, l].conjugate()
             continue
         for j in range(N):  # a zero column to complete: the general path
             col = order[j]
-            d = nrm[col]
-            valid[j] = not d < _zero_column(g[0, 0].real)  # NaN counts as valid: it propagates
+            d = nrm[col, l]
+            valid[j] = not d < zero  # NaN counts as valid: it propagates
             for i in range(M):
                 u[i, j] = g[i * N + col, l] / d if valid[j] else 0.0
             for i in range(N):
@@ -448,6 +481,41 @@ def _store_inplace(M, N, g, v, scale, t0, nb, wide, vectors, U, sv, Vh):
                     Vh[t0 + l, j, i] = vv[i, j].conjugate()
 
 
+def _scratch(M, N, nl, g, vectors):
+    """The scratch of :func:`_store_inplace`: ``(nrm, XS, YS, best, top, ph, imax)``.
+
+    ``nrm`` is float64; the vectors are float64 (complex128 for complex ``g``), the type of the
+    quotient ``g / nrm``, and only (1, 1) without ``vectors``.
+    """
+    R = max(M, N) * N if vectors else 1
+    nrm = np.empty((N, nl))
+    dt = np.complex128 if np.iscomplexobj(g) else np.float64
+    m = nl if vectors else 1
+    vec = (np.empty((R, m), dtype=dt), np.empty((R, m), dtype=dt))
+    return (
+        nrm,
+        *vec,
+        np.empty(m),
+        np.empty(m, dtype=dt),
+        np.empty(m, dtype=dt),
+        np.zeros(m, np.intp),
+    )
+
+
+@overload(_scratch)
+def _scratch_overload(M, N, nl, g, vectors):
+    dt = np.complex128 if isinstance(g.dtype, types.Complex) else np.float64
+
+    def scratch(M, N, nl, g, vectors):
+        R = max(M, N) * N if vectors else 1
+        m = nl if vectors else 1
+        XS, YS = np.empty((R, m), dtype=dt), np.empty((R, m), dtype=dt)
+        top, ph = np.empty(m, dtype=dt), np.empty(m, dtype=dt)
+        return (np.empty((N, nl)), XS, YS, np.empty(m), top, ph, np.zeros(m, np.intp))
+
+    return scratch
+
+
 @jit
 def _svd_kernel(A, vectors, eps, U, sv, Vh):
     """The factors of every matrix of ``A`` into ``U``, ``sv``, ``Vh``; returns the sweeps."""
@@ -466,6 +534,7 @@ def _svd_kernel(A, vectors, eps, U, sv, Vh):
     c = np.empty(nl, dtype=sv.dtype)
     s = np.empty(nl, dtype=sv.dtype)
     z = np.empty(nl, dtype=A.dtype)
+    scratch = _scratch(M, N, nl, g, vectors)
     tol = eps * M
     sweeps = 0
     for t0 in range(0, b, nl):
@@ -475,7 +544,7 @@ def _svd_kernel(A, vectors, eps, U, sv, Vh):
         _load_inplace(A, t0, nb, wide, g, scale)
         swept = _sweeps(M, N, g, v, vectors, tol, alpha, beta, gam, c, s, z)
         sweeps = max(sweeps, swept)
-        _store_inplace(M, N, g, v, scale, t0, nb, wide, vectors, U, sv, Vh)
+        _store_inplace(M, N, g, v, scale, t0, nb, wide, vectors, U, sv, Vh, scratch)
     return sweeps
 
 
