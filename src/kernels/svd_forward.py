@@ -401,12 +401,48 @@ def _signed_columns_inplace(M, N, g, v, nrm, nb, wide, XS, YS, best, top, ph, im
 
 
 @jit
+def _store_fused_inplace(M, N, g, v, nrm, order, l, t, wide, U, Vh):
+    """Write the normalised vectors of lane ``l`` into ``U[t]``, ``Vh[t]`` in one pass (complex).
+
+    The path of complex lanes without a column to complete, per lane: the same operations in
+    the same order as the general path and as :func:`_signed_columns_inplace`, so the same
+    factors. For complex128 that function's passes over the whole block cost more than they
+    save (10000 x (4x4): 19.2 against 18.0 ms), unlike for real dtypes.
+    """
+    one = g.dtype.type(1)
+    for j in range(N):
+        col = order[j]
+        d = nrm[col, l]
+        best = -1.0
+        imax = 0
+        for i in range(N if wide else M):
+            x = abs(v[i * N + col, l] if wide else g[i * N + col, l] / d)
+            if x > best:
+                best = x
+                imax = i
+        top = v[imax * N + col, l] if wide else g[imax * N + col, l] / d
+        ph = top.conjugate() / best if best > 0 else one
+        if wide:  # A = V diag(s) G^H: the user's U is V
+            for i in range(N):
+                U[t, i, j] = v[i * N + col, l] * ph
+            for i in range(M):
+                Vh[t, j, i] = ((g[i * N + col, l] / d) * ph).conjugate()
+        else:
+            for i in range(M):
+                U[t, i, j] = (g[i * N + col, l] / d) * ph
+            for i in range(N):
+                Vh[t, j, i] = (v[i * N + col, l] * ph).conjugate()
+        if best > 0:
+            U[t, imax, j] = best  # exactly real, as _normalise_pair_inplace
+
+
+@jit
 def _store_inplace(M, N, g, v, scale, t0, nb, wide, vectors, U, sv, Vh, scratch):
     """Sort, normalise and write the factors of the lanes ``l < nb`` (module docstring).
 
-    The column norms and the normalised, sign-fixed vectors are taken for every lane at once,
-    lanes innermost (:func:`_signed_columns_inplace`), so that the square roots and divisions
-    vectorise; the sort and the copy into ``U`` and ``Vh`` run per lane. A lane with a column
+    The column norms and (real dtypes) the normalised, sign-fixed vectors are taken for every
+    lane at once, lanes innermost (:func:`_signed_columns_inplace`), so that the square roots
+    and divisions vectorise; the sort and the copy into ``U`` and ``Vh`` run per lane. A lane with a column
     below the zero-column norm takes the general path (completion, then the signs) instead.
     ``scratch`` is ``(nrm, XS, YS, best, top, ph, imax)`` of :func:`_scratch`.
     """
@@ -420,7 +456,8 @@ def _store_inplace(M, N, g, v, scale, t0, nb, wide, vectors, U, sv, Vh, scratch)
                 nrm[j, l] += _abs2(g[i * N + j, l])
         for l in range(nb):
             nrm[j, l] = np.sqrt(nrm[j, l])
-    if vectors:
+    lanes = vectors and not np.iscomplexobj(g)  # complex: _store_fused_inplace, per lane
+    if lanes:
         _signed_columns_inplace(M, N, g, v, nrm, nb, wide, XS, YS, best, top, ph, imax)
     order = np.empty(N, dtype=np.intp)
     u = np.empty((M, N), dtype=g.dtype)
@@ -441,6 +478,9 @@ def _store_inplace(M, N, g, v, scale, t0, nb, wide, vectors, U, sv, Vh, scratch)
         general = False
         for j in range(N):
             general |= nrm[j, l] < zero  # NaN counts as nonzero: it propagates
+        if not general and not lanes:
+            _store_fused_inplace(M, N, g, v, nrm, order, l, t0 + l, wide, U, Vh)
+            continue
         if not general:
             for j in range(N):
                 col = order[j]
@@ -484,31 +524,24 @@ def _store_inplace(M, N, g, v, scale, t0, nb, wide, vectors, U, sv, Vh, scratch)
 def _scratch(M, N, nl, g, vectors):
     """The scratch of :func:`_store_inplace`: ``(nrm, XS, YS, best, top, ph, imax)``.
 
-    ``nrm`` is float64; the vectors are float64 (complex128 for complex ``g``), the type of the
-    quotient ``g / nrm``, and only (1, 1) without ``vectors``.
+    ``nrm`` (N, nl) is float64; the others serve :func:`_signed_columns_inplace` (real ``g``
+    with ``vectors``; else they are of one entry): float64, the type of the quotient
+    ``g / nrm``, also for float32 ``g``.
     """
-    R = max(M, N) * N if vectors else 1
-    nrm = np.empty((N, nl))
-    dt = np.complex128 if np.iscomplexobj(g) else np.float64
-    m = nl if vectors else 1
-    vec = (np.empty((R, m), dtype=dt), np.empty((R, m), dtype=dt))
-    return (
-        nrm,
-        *vec,
-        np.empty(m),
-        np.empty(m, dtype=dt),
-        np.empty(m, dtype=dt),
-        np.zeros(m, np.intp),
-    )
+    lanes = vectors and not np.iscomplexobj(g)
+    R, m = (max(M, N) * N, nl) if lanes else (1, 1)
+    XS, YS = np.empty((R, m)), np.empty((R, m))
+    return (np.empty((N, nl)), XS, YS, np.empty(m), np.empty(m), np.empty(m), np.zeros(m, np.intp))
 
 
 @overload(_scratch)
 def _scratch_overload(M, N, nl, g, vectors):
     dt = np.complex128 if isinstance(g.dtype, types.Complex) else np.float64
+    real = not isinstance(g.dtype, types.Complex)
 
     def scratch(M, N, nl, g, vectors):
-        R = max(M, N) * N if vectors else 1
-        m = nl if vectors else 1
+        lanes = vectors and real
+        R, m = (max(M, N) * N, nl) if lanes else (1, 1)
         XS, YS = np.empty((R, m), dtype=dt), np.empty((R, m), dtype=dt)
         top, ph = np.empty(m, dtype=dt), np.empty(m, dtype=dt)
         return (np.empty((N, nl)), XS, YS, np.empty(m), top, ph, np.zeros(m, np.intp))
