@@ -41,3 +41,14 @@ def test_jacobi_and_householder_kernels_on_subnormal_matrices():
     Q, R = qr_batched(A, "reduced")
     assert np.isfinite(Q).all()
     np.testing.assert_allclose(np.abs(R), np.abs(np.linalg.qr(A)[1]), rtol=0.3)
+
+
+def test_unit_scale_is_the_frexp_ldexp_formula_for_every_exponent():
+    """The bit-level exponent gives ``ldexp(1, min(-frexp(m)[1], 1022))`` exactly: every power of
+    two from the smallest subnormal to the largest, its neighbours, and float32 input."""
+    ms = [math.ldexp(0.5, e) for e in range(-1073, 1025)]  # 2^-1074 ... 2^1023
+    ms += [m * (1 - 2**-53) for m in ms] + [m * (1 + 2**-52) for m in ms]
+    ms += [np.finfo(np.float64).max, float(np.float32(3.5)), float(np.float32(1e-40))]
+    for m in ms:
+        assert unit_scale(m) == math.ldexp(1.0, min(-math.frexp(m)[1], 1022)), m
+    assert unit_scale(np.float32(1e-40)) == unit_scale(float(np.float32(1e-40)))
