@@ -50,9 +50,18 @@ Numba's ``FunctionCache`` that catches the errors of its ``load_overload`` and
 ``save_overload``; it is installed on the dispatcher as ``cache=True`` would install Numba's.
 It also refuses a cache entry whose code was compiled for another signature than the one asked
 for, which concurrent processes can leave behind (see :meth:`_FallbackCache.load_overload`).
+
+A stale cache. Numba checks a cached kernel against the modification time and size of its own
+source file only, but a kernel's machine code also holds the code of the kernels and helpers it
+calls, from other modules: after an edit to one of those (a fix in ``kernels._scaling``, say),
+the unchanged callers kept running the old code from the cache, in every later process.
+Here every cache entry's key also holds a digest of the modification times and sizes of all
+the modules of this package (:func:`_package_stamp`), so a change to any of them recompiles
+every kernel once. An installed release never changes, so its cache stays valid.
 """
 
 import hashlib
+import os
 import pickle
 import threading
 import warnings
@@ -82,6 +91,29 @@ def _warn_once(key: str, message: str) -> None:
             return
         _warned.add(key)
     warnings.warn(message, KernelCacheWarning, stacklevel=3)
+
+
+def _package_stamp(directory: str = os.path.dirname(__file__)) -> str:
+    """A digest of the name, modification time and size of every ``.py`` file in ``directory``.
+
+    Numba's stamp of a kernel's own source file, widened to the package whose modules its code
+    is compiled from (module docstring). A file that cannot be read counts as absent.
+    """
+    entries = []
+    try:
+        names = sorted(name for name in os.listdir(directory) if name.endswith(".py"))
+    except OSError:
+        names = []
+    for name in names:
+        try:
+            st = os.stat(os.path.join(directory, name))
+        except OSError:
+            continue
+        entries.append((name, st.st_mtime_ns, st.st_size))
+    return hashlib.sha256(repr(entries).encode()).hexdigest()[:24]
+
+
+_PACKAGE_STAMP = _package_stamp()
 
 
 def _name(py_func) -> str:
@@ -126,6 +158,10 @@ class _FallbackCache(FunctionCache):
         self._cache_file = _KeyedDataFile(
             self._cache_path, self._impl.filename_base, self._impl.locator.get_source_stamp()
         )
+
+    def _index_key(self, sig, codegen):
+        """Numba's key of a cache entry, with the stamp of the whole package (module docstring)."""
+        return (*super()._index_key(sig, codegen), ("package", _PACKAGE_STAMP))
 
     def load_overload(self, sig, target_context):
         """Numba's load; an unreadable file, or code for another signature, gives ``None``.

@@ -18,7 +18,7 @@ import numba
 import pytest
 
 from kernels._alloc import empty_pair_like
-from kernels._jit import _FallbackCache
+from kernels._jit import _FallbackCache, _package_stamp
 
 SRC = Path(__file__).parents[2] / "src"
 
@@ -169,3 +169,46 @@ def test_two_processes_saving_one_kernel_keep_each_overload_in_its_own_file(tmp_
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["7 8.0", "['(int64,)']"]  # A's entry was loaded
     assert "KernelCacheWarning" not in result.stderr, result.stderr
+
+
+@pytest.mark.slow
+def test_an_edit_to_a_called_module_recompiles_its_callers(tmp_path):
+    # Numba checks a cached kernel against its own source file only; a kernel compiled with a
+    # helper from another module kept the old helper's code after that module changed.
+    package = tmp_path / "tiny"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(SRC / "kernels" / "_jit.py", package / "_jit.py")
+    helper = "from tiny._jit import jit\n\n\n@jit\ndef h(x):\n    return x + {}\n"
+    (package / "helper.py").write_text(helper.format(1))
+    (package / "ops.py").write_text(
+        "from tiny._jit import jit\nfrom tiny.helper import h\n\n\n@jit\ndef k(x):\n"
+        "    return h(x) * 2\n"
+    )
+    code = "import tiny.ops as o; print(o.k(3))"
+    first = _run(code, tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "8"
+    assert list((package / "__pycache__").glob("ops.k-*.nbc"))  # cached
+    (package / "helper.py").write_text(helper.format(20))  # another size: another stamp
+    second = _run(code, tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == "46"  # the stale cache gave 8
+    assert "KernelCacheWarning" not in second.stderr, second.stderr
+
+
+def test_the_package_stamp_follows_every_module(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("y = 2\n")
+    (tmp_path / "notes.txt").write_text("not a module\n")
+    before = _package_stamp(str(tmp_path))
+    assert _package_stamp(str(tmp_path)) == before
+    (tmp_path / "notes.txt").write_text("still not a module, longer\n")
+    assert _package_stamp(str(tmp_path)) == before
+    (tmp_path / "b.py").write_text("y = 22\n")
+    changed = _package_stamp(str(tmp_path))
+    assert changed != before
+    os.utime(tmp_path / "a.py", ns=(1, 1))
+    assert _package_stamp(str(tmp_path)) not in (before, changed)
+    (tmp_path / "c.py").write_text("")
+    assert _package_stamp(str(tmp_path)) != changed
