@@ -154,7 +154,7 @@ FLAT4_MIN_B = 32
 
 def cholesky_pullback_batched(L, L_bar):
     """Return ``A_bar = sym(L^-H Phi(L^H L_bar) L^-1)`` for stacks ``L``, ``L_bar`` (b, n, n)."""
-    if L.shape[0] >= FLAT4_MIN_B and L.shape[1:] == (4, 4) and L.dtype.kind == "f":
+    if L.shape[0] >= FLAT4_MIN_B and L.shape[1:] == (4, 4) and L.dtype.char in "fd":
         return cholesky_pullback_flat4(L, L_bar)
     return _pullback_loops_batched(L, L_bar)
 

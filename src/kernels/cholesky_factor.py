@@ -100,7 +100,7 @@ def cholesky_factor_batched(A, lower):
     ``lower`` (a Python bool) says which triangle of ``A`` is read. ``L`` (b, n, n) is lower
     triangular in ``A``'s dtype, ``info`` (b,) int32 is 0 or the 1-based failed pivot.
     """
-    if A.ndim == 3 and A.shape[0] >= FLAT4_MIN_B and A.shape[1:] == (4, 4) and A.dtype.kind == "f":
+    if A.ndim == 3 and A.shape[0] >= FLAT4_MIN_B and A.shape[1:] == (4, 4) and A.dtype.char in "fd":
         return cholesky_factor_flat4(A, bool(lower))
     return _factor_lanes(A, lower)
 

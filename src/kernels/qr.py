@@ -180,7 +180,7 @@ def qr_pullback_batched(Q, R, Q_bar, R_bar):
         )
     if m == n >= STACKED_PULLBACK_MIN_N and b > 1:  # one matrix: numpy's calls cost more
         return _qr_pullback_stacked(Q, R, Q_bar, R_bar)
-    if m == n == 4 and b >= FLAT4_PULLBACK_MIN_B and Q.dtype.kind == "f":  # the same bits
+    if m == n == 4 and b >= FLAT4_PULLBACK_MIN_B and Q.dtype.char in "fd":  # the same bits
         return qr_pullback_flat4(Q, R, Q_bar, R_bar)
     return _qr_pullback_lanes(Q, R, Q_bar, R_bar)
 
