@@ -81,6 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"timing seconds per callable and row (default {QUICK_BUDGET}, "
         f"{FULL_BUDGET} with --full)",
     )
+    parser.add_argument(
+        "--noise",
+        action="store_true",
+        help="time the numpy formula twice in every row (an A/A column): the spread a tie "
+        "shows, and the rows whose speed-up is below it",
+    )
     parser.add_argument("--json", metavar="PATH", help="write machine-readable results")
     parser.add_argument(
         "--plot",
@@ -189,7 +195,10 @@ def main(argv: list[str] | None = None) -> int:
     peers, peer_reports = load_peers(args.threads) if args.peers else ([], [])
     environment = describe(threads, peer_reports, pinned_cpu, allocator)
     peer_names = [peer.name for peer in peers]
-    timed = sum((4 if case.kind == "pullback" else 3) + len(peers) for case, _ in rows_to_run)
+    timed = sum(
+        (4 if case.kind == "pullback" else 3) + int(args.noise) + len(peers)
+        for case, _ in rows_to_run
+    )
     budget = _budget(args, timed)
 
     print(format_environment(environment))
@@ -208,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for case, size in rows_to_run:
         progress.step(f"{case.name} {size.label}")
-        rows.append(harness.run_case(case, size, budget=budget, peers=peers))
+        rows.append(harness.run_case(case, size, budget=budget, peers=peers, noise=args.noise))
     progress.close()
 
     wall = time.perf_counter() - started
@@ -227,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             "budget_seconds": budget,
             "dtype": "float64",
             "peers": peer_names,
+            "noise": args.noise,
         }
         command = sys.argv[1:] if argv is None else argv
         _write_json(args.json, command, settings, environment, rows, wall)

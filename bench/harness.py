@@ -120,6 +120,26 @@ class Row:
         """``ours / forward``: the pullback (or frule) in units of the forward operation."""
         return _ratio(self.best("ours"), self.best("forward"))
 
+    @property
+    def noise(self) -> float | None:
+        """``numpy / numpy again`` (``--noise``): the formula against itself, timed in the same rounds.
+
+        What a tie looks like in this row: two timings of one callable differ by this much.
+        ``None`` when the formula was timed once.
+        """
+        return _ratio(self.best("numpy"), self.best("numpy_again"))
+
+    @property
+    def below_beyond_noise(self) -> bool | None:
+        """Whether the speed-up is below 1 by more than the formula differs from itself.
+
+        ``speed-up < min(noise, 1 / noise)``; ``None`` without a noise timing.
+        """
+        speedup, noise = self.speedup, self.noise
+        if speedup is None or noise is None:
+            return None
+        return speedup < min(noise, 1.0 / noise)
+
     def first_call(self, name: str = "ours") -> float | None:
         """First call minus steady state (compilation or cache loading), at least 0."""
         steady = "total" if name == "ours" and "total" in self.timings else name
@@ -151,6 +171,8 @@ class Row:
             "max_error": self.max_error,
             "times": {name: timing.as_dict() for name, timing in self.timings.items()},
             "speedup": self.speedup,
+            "formula_over_formula": self.noise,
+            "below_beyond_noise": self.below_beyond_noise,
             "ours_over_forward": self.forward_ratio,
             "first_call": self.first_call(),
             "peers": {
@@ -357,11 +379,12 @@ def _ours(case: Case, inputs: Inputs) -> tuple[dict[str, Callable[[], Any]], flo
     return {"ours": timed}, seconds, flatten(y) + flatten_tangent(y_dot, y), None
 
 
-def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
+def prepare(case: Case, size: Size, peers: Iterable[Peer] = (), *, noise: bool = False) -> Prepared:
     """Build a row's inputs and callables; make and check the first calls.
 
     Raises :class:`Disagreement` when this project's result differs from the reference. A peer
     that disagrees or fails is recorded in ``Prepared.peers`` and left out of the callables.
+    With ``noise`` the formula is timed a second time, as ``numpy_again`` (:attr:`Row.noise`).
     """
     inputs = case.inputs(size, np.random.default_rng(_seed(case, size)))
     inputs.output = case.forward(inputs)
@@ -382,6 +405,8 @@ def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
             error,
         )
     callables["numpy"] = lambda: case.reference(inputs)
+    if noise:  # a closure of its own, timed in its own batches: a tie with the one above
+        callables["numpy_again"] = lambda: case.reference(inputs)
     callables["forward"] = lambda: case.forward(inputs)
     first_calls = {"ours": seconds}
     peer_reference = ours_reference if case.peers_use_rule else reference
@@ -420,13 +445,16 @@ def prepare(case: Case, size: Size, peers: Iterable[Peer] = ()) -> Prepared:
     return Prepared(case, size, inputs, callables, first_calls, error, peer_results)
 
 
-def run_case(case: Case, size: Size, *, budget: float, peers: Iterable[Peer] = ()) -> Row:
+def run_case(
+    case: Case, size: Size, *, budget: float, peers: Iterable[Peer] = (), noise: bool = False
+) -> Row:
     """Prepare, check and time one row; failures become ``FAILED``/``ERROR`` rows, never raise.
 
-    ``budget`` is the timing budget in seconds per timed callable (see :func:`measure`).
+    ``budget`` is the timing budget in seconds per timed callable (see :func:`measure`);
+    ``noise`` times the formula twice (:attr:`Row.noise`).
     """
     try:
-        prepared = prepare(case, size, peers)
+        prepared = prepare(case, size, peers, noise=noise)
     except Disagreement as exc:
         return Row(case, size, "FAILED", str(exc), max_error=exc.max_error)
     except Exception as exc:  # noqa: BLE001 (any failure becomes an ERROR row, the run goes on)

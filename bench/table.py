@@ -14,6 +14,9 @@ ours       pullback rows: the pullback returned by rrule(f, *args), forward outp
 numpy      the same derivative by the plain numpy/scipy formula (stacks by broadcasting);
            pushforward rows include the forward, as frule does.
 speed-up   numpy / ours, both timed in the same interleaved rounds.
+A/A        (--noise) numpy / numpy timed again: the formula against itself in the same rounds,
+           what a tie looks like in that row. A speed-up below 1 is a loss beyond noise (listed
+           after the table) only when it is below both this ratio and its inverse.
 forward    f(*args) alone; ours/fwd = ours / forward.
 first call this project's first call in this process minus its steady state: compilation on a
            cold Numba cache, loading from it on a warm one (never part of the timings).
@@ -65,16 +68,17 @@ def _peer_total_cell(row: Row, name: str) -> str:
     return f"{format_time(seconds)} ({format_ratio(row.peer_total_ratio(name))})"
 
 
-def _cells(row: Row, peer_names: Sequence[str]) -> list[str]:
+def _cells(row: Row, peer_names: Sequence[str], noise: bool) -> list[str]:
     head = [row.case.name, row.size.label]
     if row.status != "ok":
-        return head + [row.status] + ["-"] * (6 + 2 * len(peer_names))
+        return head + [row.status] + ["-"] * (6 + int(noise) + 2 * len(peer_names))
     first = row.first_call()
     return [
         *head,
         format_time(row.best("ours")),
         format_time(row.best("numpy")),
         format_ratio(row.speedup),
+        *([format_ratio(row.noise)] if noise else []),
         format_time(row.best("forward")),
         format_ratio(row.forward_ratio),
         "-" if first is None else f"{first:.2f} s",
@@ -85,13 +89,19 @@ def _cells(row: Row, peer_names: Sequence[str]) -> list[str]:
 
 
 def format_table(rows: Sequence[Row], peer_names: Sequence[str] = ()) -> str:
-    """The table, then a note for each FAILED/ERROR row and each peer that did not agree."""
+    """The table, then a note for each FAILED/ERROR row and each peer that did not agree.
+
+    When some row timed the formula twice (``--noise``), an ``A/A`` column follows the speed-up
+    and the rows below the formula beyond that noise are listed.
+    """
+    noise = any(row.noise is not None for row in rows)
     header = [
         "operation",
         "size",
         "ours",
         "numpy",
         "speed-up",
+        *(["A/A"] if noise else []),
         "forward",
         "ours/fwd",
         "first call",
@@ -99,7 +109,7 @@ def format_table(rows: Sequence[Row], peer_names: Sequence[str] = ()) -> str:
         *peer_names,
         *(f"{name}+fwd" for name in peer_names),
     ]
-    body = [_cells(row, peer_names) for row in rows]
+    body = [_cells(row, peer_names, noise) for row in rows]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
@@ -121,6 +131,13 @@ def format_table(rows: Sequence[Row], peer_names: Sequence[str] = ()) -> str:
         for name, result in row.peers.items()
         if result.status not in ("ok", "n/a")
     ]
+    if noise:
+        below = [f"{row.case.name} {row.size.label}" for row in rows if row.below_beyond_noise]
+        notes.append(
+            "Below the formula beyond noise (speed-up under its row's A/A ratio and its inverse): "
+            + (", ".join(below) if below else "none")
+            + "."
+        )
     if notes:
         out += ["", *notes]
     return "\n".join(out)

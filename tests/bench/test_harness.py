@@ -1,13 +1,15 @@
 """The benchmark harness checks a row against its reference before timing it."""
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
 from bench.case import Size
 from bench.cases import determinant, products, select
-from bench.harness import compare, flatten_tangent, run_case
-from bench.table import format_table
+from bench.harness import Row, compare, flatten_tangent, run_case
+from bench.table import format_ratio, format_table
+from bench.timing import Timing
 
 from tangents import Tangent, Thunk, ZeroTangent
 
@@ -213,3 +215,44 @@ def test_a_skipped_peer_total_is_never_built_at_its_size():
     assert "jax_total" not in skipped.callables
     assert "jax_total" in kept.callables
     assert built == [(4, 4)]
+
+
+def test_noise_times_the_formula_a_second_time_and_reports_the_ratio():
+    row = run_case(MATMUL_PULLBACK, Size(4), budget=0.01, noise=True)
+    assert row.status == "ok", row.message
+    assert set(row.timings) == {"ours", "total", "numpy", "numpy_again", "forward"}
+    assert row.noise == pytest.approx(row.best("numpy") / row.best("numpy_again"))
+    document = row.as_dict()
+    assert document["formula_over_formula"] == row.noise
+    assert document["below_beyond_noise"] in (True, False)
+    table = format_table([row])
+    header, _, line = table.splitlines()[:3]
+    assert header.split()[4:6] == ["speed-up", "A/A"]
+    cells = rf"{re.escape(format_ratio(row.speedup))} +{re.escape(format_ratio(row.noise))} "
+    assert re.search(cells, line)  # the A/A ratio right after the speed-up
+    assert "Below the formula beyond noise" in table
+    plain = run_case(MATMUL_PULLBACK, Size(4), budget=0.01)
+    assert plain.noise is None
+    assert plain.below_beyond_noise is None
+    assert "A/A" not in format_table([plain])
+
+
+@pytest.mark.parametrize(
+    ("ours", "again", "below"),
+    [
+        (1.01, 1.02, False),  # speed-up 0.990, A/A 0.980: within the noise
+        (1.05, 1.02, True),  # speed-up 0.952: beyond it
+        (1.01, 0.98, False),  # A/A 1.020: the band is [1/1.020, 1.020]
+        (1.03, 0.98, True),
+        (0.90, 1.00, False),  # faster than the formula
+    ],
+)
+def test_a_row_is_below_beyond_noise_only_outside_its_a_a_band(ours, again, below):
+    def timing(seconds):
+        return Timing(best=seconds, median=seconds, loops=1, rounds=3)
+
+    times = {"ours": timing(ours), "numpy": timing(1.0), "numpy_again": timing(again)}
+    row = Row(MATMUL_PULLBACK, Size(4), "ok", timings=times)
+    assert row.below_beyond_noise is below
+    listed = "matmul.pullback 4." in format_table([row]).splitlines()[-1]
+    assert listed is below

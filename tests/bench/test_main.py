@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = ["operation", "size", "ours", "numpy", "speed-up", "forward", "ours/fwd", "first call"]
 
@@ -89,3 +91,29 @@ def test_peers_that_are_not_installed_are_reported_and_the_run_goes_on():
     header = next(line for line in result.stdout.splitlines() if line.startswith("operation"))
     assert "jax" not in header
     assert "torch" not in header
+
+
+def test_noise_adds_the_a_a_column_and_its_json_fields(tmp_path):
+    out = tmp_path / "results.json"
+    result = run_bench(
+        "--ops",
+        "matmul.pullback",
+        "--sizes",
+        "4",
+        "--budget",
+        "0.01",
+        "--noise",
+        "--json",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr
+    header = next(line for line in result.stdout.splitlines() if line.startswith("operation"))
+    assert header.split()[4:6] == ["speed-up", "A/A"]
+    assert "Below the formula beyond noise" in result.stdout
+    document = json.loads(out.read_text())
+    assert document["settings"]["noise"] is True
+    (row,) = document["rows"]
+    assert "numpy_again" in row["times"]
+    ratio = row["times"]["numpy"]["best"] / row["times"]["numpy_again"]["best"]
+    assert row["formula_over_formula"] == pytest.approx(ratio)
+    assert row["below_beyond_noise"] in (True, False)
