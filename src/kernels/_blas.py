@@ -79,19 +79,6 @@ def getri(lu, piv, overwrite_lu=False):
     return function(lu, piv, lwork, 1 if overwrite_lu else 0)
 
 
-def gemm_c(alpha, A, B):
-    """``alpha * A @ B`` for 2-D ``A``, ``B`` of one BLAS dtype, C- or Fortran-ordered; C order out.
-
-    One gemm with the scale applied inside it (no pass over the result for ``-A @ B``). In
-    Fortran's view the C-ordered result ``R`` is ``R^T = B^T A^T``; a C-ordered operand is its
-    transpose's Fortran view, and a Fortran-ordered one is passed as is with a transpose flag.
-    """
-    gemm = scipy.linalg.blas.get_blas_funcs("gemm", (A, B))
-    b, trans_b = (B.T, 0) if B.flags.c_contiguous else (B, 1)
-    a, trans_a = (A.T, 0) if A.flags.c_contiguous else (A, 1)
-    return gemm(alpha, b, a, trans_a=trans_b, trans_b=trans_a).T
-
-
 def gemm_accumulate_c(A, B, C):
     """``C += A @ B`` in place for C-ordered 2-D ``A``, ``B`` and ``C`` of one BLAS dtype.
 

@@ -103,27 +103,6 @@ def test_lu_solve_rows_matches_lu_solve(rng, dtype, trans, n, k):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
-@pytest.mark.parametrize("a_order", ["C", "F", "strided"])
-@pytest.mark.parametrize("b_order", ["C", "F"])
-def test_gemm_c_scales_inside_the_product(rng, dtype, a_order, b_order):
-    def laid_out(X, order):
-        if order == "strided":
-            return np.repeat(X, 2, axis=1)[:, ::2]
-        return np.asarray(X, order=order)
-
-    A = laid_out(rng.standard_normal((5, 3)).astype(dtype), a_order)
-    B = laid_out(rng.standard_normal((3, 4)).astype(dtype), b_order)
-    A0, B0 = A.copy(), B.copy()
-    R = _blas.gemm_c(-2.0, A, B)
-    assert R.dtype == dtype
-    assert R.flags.c_contiguous
-    tol = 1e-5 if dtype == np.float32 else 1e-13
-    np.testing.assert_allclose(R, -2.0 * (A @ B), rtol=tol, atol=tol)
-    np.testing.assert_array_equal(A, A0)
-    np.testing.assert_array_equal(B, B0)
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
 @pytest.mark.parametrize("left", [True, False])
 @pytest.mark.parametrize("lower", [True, False])
 def test_trmm_c_multiplies_by_one_triangle(rng, dtype, left, lower):

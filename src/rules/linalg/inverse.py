@@ -45,7 +45,7 @@ import scipy.linalg as sla
 from kernels import crossovers
 from kernels import inverse as kinverse
 from kernels import solve as ksolve
-from kernels._blas import gemm_c, getri
+from kernels._blas import getri
 from rules.core.dispatch import as_stack, kernel_array, paths, unstack
 from rules.core.nesting import as_array, call, is_traced
 from rules.core.registry import frule, rrule
@@ -218,19 +218,21 @@ def _lapack_inverse(A: np.ndarray, name: str = "np.linalg.inv") -> np.ndarray:
 
 
 def _pullback_plain(Y: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
-    """``-Y^T (Y_bar Y^T)`` for one plain real matrix and (C-ordered) cotangent.
+    """``-Y^T Y_bar Y^T`` for one plain real matrix and (C-ordered) cotangent.
 
     Up to ``kernels.crossovers.INV_PLAIN_KERNEL_MAX_N`` one compiled call
-    (``kernels.solve.inv_pullback``); above ``kernels.crossovers.INV_NEGATE_MAX_N`` the minus is
-    gemm's ``alpha`` (no pass over the result); between, two dots and a unary minus.
+    (``kernels.solve.inv_pullback``); up to ``INV_DOT_MAX_N`` two dots and a unary minus; above,
+    two matmul (whose BLAS calls ran faster than ``ndarray.dot``'s there) with the minus taken in
+    place, on the product's own memory.
     """
     n = Y.shape[0]
     if n <= crossovers.INV_PLAIN_KERNEL_MAX_N and Y.flags.carray:
         return ksolve.inv_pullback(Y, Y_bar)
     Y_t = Y.T
-    if n > crossovers.INV_NEGATE_MAX_N:
-        return gemm_c(-1.0, Y_t, Y_bar.dot(Y_t))
-    return -Y_t.dot(Y_bar.dot(Y_t))
+    if n <= crossovers.INV_DOT_MAX_N:
+        return -Y_t.dot(Y_bar.dot(Y_t))
+    A_bar = (Y_t @ Y_bar) @ Y_t
+    return np.negative(A_bar, out=A_bar)
 
 
 def _pushforward_plain(Y: np.ndarray, A_dot: np.ndarray) -> np.ndarray:
