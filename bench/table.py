@@ -15,8 +15,10 @@ numpy      the same derivative by the plain numpy/scipy formula (stacks by broad
            pushforward rows include the forward, as frule does.
 speed-up   numpy / ours, both timed in the same interleaved rounds.
 A/A        (--noise) numpy / numpy timed again: the formula against itself in the same rounds,
-           what a tie looks like in that row. A speed-up below 1 is a loss beyond noise (listed
-           after the table) only when it is below both this ratio and its inverse.
+           what a tie looks like in that row. A row is below the formula beyond noise (listed
+           after the table) when, in every round, ours over the formula exceeded the formula
+           timed again over the formula in every round (a tie does so with probability
+           1 / C(2R, R) in R rounds).
 forward    f(*args) alone; ours/fwd = ours / forward.
 first call this project's first call in this process minus its steady state: compilation on a
            cold Numba cache, loading from it on a warm one (never part of the timings).
@@ -134,7 +136,7 @@ def format_table(rows: Sequence[Row], peer_names: Sequence[str] = ()) -> str:
     if noise:
         below = [f"{row.case.name} {row.size.label}" for row in rows if row.below_beyond_noise]
         notes.append(
-            "Below the formula beyond noise (speed-up under its row's A/A ratio and its inverse): "
+            "Below the formula beyond noise (slower than the formula timed again, in every round): "
             + (", ".join(below) if below else "none")
             + "."
         )

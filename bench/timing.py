@@ -38,12 +38,17 @@ ROUNDS_PER_BUDGET = 8
 
 @dataclass(frozen=True)
 class Timing:
-    """Per-call times of one callable over ``rounds`` rounds of ``loops`` calls each (seconds)."""
+    """Per-call times of one callable over ``rounds`` rounds of ``loops`` calls each (seconds).
+
+    ``samples`` holds the per-call time of each round, in round order: round ``r`` of every
+    callable of one :func:`measure` call ran in the same interleaved round.
+    """
 
     best: float
     median: float
     loops: int
     rounds: int
+    samples: tuple[float, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -52,6 +57,7 @@ class Timing:
             "median": self.median,
             "loops": self.loops,
             "rounds": self.rounds,
+            "samples": list(self.samples),
         }
 
 
@@ -109,7 +115,11 @@ def measure(funcs: dict[str, Callable[[], Any]], budget: float) -> dict[str, Tim
         rounds += 1
     return {
         name: Timing(
-            best=min(values), median=statistics.median(values), loops=loops[name], rounds=rounds
+            best=min(values),
+            median=statistics.median(values),
+            loops=loops[name],
+            rounds=rounds,
+            samples=tuple(values),
         )
         for name, values in samples.items()
     }

@@ -221,7 +221,7 @@ def _pullback_plain(Y: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
     """``-Y^T Y_bar Y^T`` for one plain real matrix and (C-ordered) cotangent.
 
     Up to ``kernels.crossovers.INV_PLAIN_KERNEL_MAX_N`` one compiled call
-    (``kernels.solve.inv_pullback``); up to ``INV_DOT_MAX_N`` two dots and a unary minus; above,
+    (``kernels.solve.inv_pullback``); up to ``PLAIN_DOT_MAX_N`` two dots and a unary minus; above,
     two matmul (whose BLAS calls ran faster than ``ndarray.dot``'s there) with the minus taken in
     place, on the product's own memory.
     """
@@ -229,7 +229,7 @@ def _pullback_plain(Y: np.ndarray, Y_bar: np.ndarray) -> np.ndarray:
     if n <= crossovers.INV_PLAIN_KERNEL_MAX_N and Y.flags.carray:
         return ksolve.inv_pullback(Y, Y_bar)
     Y_t = Y.T
-    if n <= crossovers.INV_DOT_MAX_N:
+    if n <= crossovers.PLAIN_DOT_MAX_N:
         return -Y_t.dot(Y_bar.dot(Y_t))
     A_bar = (Y_t @ Y_bar) @ Y_t
     return np.negative(A_bar, out=A_bar)

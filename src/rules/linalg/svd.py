@@ -436,8 +436,14 @@ def _values_rule(name: str, a: Any, U: Any, s: Any, Vh: Any, hermitian: bool) ->
 
 
 def _scaled_product(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndarray:
-    """``U diag(s_bar) Vh`` of one matrix."""
-    return (U * s_bar).dot(Vh)
+    """``U diag(s_bar) Vh`` of one matrix.
+
+    ``ndarray.dot`` up to ``kernels.crossovers.PLAIN_DOT_MAX_N``, ``matmul`` above: each the
+    faster there.
+    """
+    if max(U.shape[0], Vh.shape[1]) <= crossovers.PLAIN_DOT_MAX_N:
+        return (U * s_bar).dot(Vh)
+    return (U * s_bar) @ Vh
 
 
 def _scaled_products(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndarray:

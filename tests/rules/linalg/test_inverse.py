@@ -126,10 +126,10 @@ def test_inputs_and_cotangents_stay_unmodified(randn):
 @pytest.mark.parametrize("matmul", [False, True])
 def test_one_plain_real_matrix_agrees_with_the_kernel_path(randn, real, matmul, monkeypatch):
     # the plain fast path against the path choice of the general rule: two ndarray.dot and a
-    # minus at 5x5, or with INV_DOT_MAX_N lowered two matmul with the minus in place; each gives
+    # minus at 5x5, or with PLAIN_DOT_MAX_N lowered two matmul with the minus in place; each gives
     # exactly the bits of its own expression
     if matmul:
-        monkeypatch.setattr(crossovers, "INV_DOT_MAX_N", 0)
+        monkeypatch.setattr(crossovers, "PLAIN_DOT_MAX_N", 0)
     a = randn(real, 5, 5) + 5 * np.eye(5, dtype=real)
     Y = np.linalg.inv(a)
     Y_bar, a_dot = randn(real, 5, 5), randn(real, 5, 5)

@@ -418,11 +418,15 @@ def test_cotangent_types():
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("shape", [(5, 5), (6, 3), (3, 6)])
+@pytest.mark.parametrize("matmul", [False, True])
+@pytest.mark.parametrize("shape", [(5, 5), (6, 3), (3, 6), (9, 7), (7, 9)])
 @pytest.mark.parametrize("real", [np.float64, np.float32])
-def test_svdvals_of_one_plain_real_matrix(real, shape):
+def test_svdvals_of_one_plain_real_matrix(real, shape, matmul, monkeypatch):
     # the one-matrix fast paths (plain cotangent, plain tangent) against the formulas and the
-    # general path (a cotangent of another dtype, cast, takes it)
+    # general path (a cotangent of another dtype, cast, takes it); above 6 on a side the BLAS
+    # product, by ndarray.dot or (PLAIN_DOT_MAX_N lowered) matmul
+    if matmul:
+        monkeypatch.setattr(crossovers, "PLAIN_DOT_MAX_N", 0)
     rng = np.random.default_rng(8)
     a = rng.standard_normal(shape).astype(real)
     U, s, Vh = np.linalg.svd(a, full_matrices=False)
