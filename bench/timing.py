@@ -3,12 +3,16 @@
 Shared machines are noisy, so the callables of one row (ours, the numpy formula, the forward,
 the peers) are timed in *interleaved rounds*: each round times every callable once, so a burst
 of load from another process slows all of them alike and their ratios stay meaningful. The
-order rotates from round to round: what ran just before changes the allocator's state (freed
-large arrays are unmapped or kept), and a fixed order would always hand the same callable the
-same predecessor. Within a
-round a callable runs ``loops`` times in a row (chosen as :meth:`timeit.Timer.autorange` does),
-with the garbage collector off, as :mod:`timeit` does. The best (min) and median per-call
-times over the rounds are kept; tables show the min.
+order changes from round to round: what ran just before changes the allocator's state (freed
+large arrays are unmapped or kept) and the caches, so a callable that always followed the same
+one would carry that one's trace in every round. Each round takes its own order, a shuffle by a
+generator of fixed seed (the same orders in every run). A rotation of one fixed order, as
+before, keeps each callable's predecessor in all but one position: in a run of ``--noise``, the
+formula timed right after the whole call (inv at 256: an LAPACK inversion and two products)
+ran 1-3% slower, in all five rounds, than the same formula timed right after it. Within a
+round a callable runs ``loops`` times in a row (chosen as :meth:`timeit.Timer.autorange`
+does), with the garbage collector off, as :mod:`timeit` does. The best (min) and median
+per-call times over the rounds are kept; tables show the min.
 
 Compilation never enters these timings: the harness makes the first call of each callable
 itself, times it alone (:func:`first_call`), and only then calls :func:`measure`, whose
@@ -18,6 +22,7 @@ calibration runs are the warm-up.
 from __future__ import annotations
 
 import gc
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -31,6 +36,9 @@ MIN_ROUNDS = 3
 
 MAX_ROUNDS = 30
 """Rounds stop here even if the budget is not spent (very fast callables)."""
+
+ORDER_SEED = 20261206
+"""The seed of the generator that orders each round (module notes)."""
 
 ROUNDS_PER_BUDGET = 8
 """A round of one callable aims at ``budget / ROUNDS_PER_BUDGET`` seconds."""
@@ -106,9 +114,10 @@ def measure(funcs: dict[str, Callable[[], Any]], budget: float) -> dict[str, Tim
     spent = 0.0
     rounds = 0
     names = list(funcs)
+    order = random.Random(ORDER_SEED)
     while rounds < MIN_ROUNDS or (spent < budget * len(funcs) and rounds < MAX_ROUNDS):
-        shift = rounds % len(names)  # rotate, so no callable always follows the same one
-        for name in names[shift:] + names[:shift]:
+        order.shuffle(names)  # so that no callable always follows the same one
+        for name in names:
             seconds = _batch(funcs[name], loops[name])
             spent += seconds
             samples[name].append(seconds / loops[name])

@@ -1,6 +1,7 @@
 """The benchmark harness checks a row against its reference before timing it."""
 
 import dataclasses
+import itertools
 import re
 
 import numpy as np
@@ -9,7 +10,7 @@ from bench.case import Size
 from bench.cases import determinant, products, select
 from bench.harness import Row, compare, flatten_tangent, run_case
 from bench.table import format_ratio, format_table
-from bench.timing import Timing
+from bench.timing import MIN_ROUNDS, Timing, measure
 
 from tangents import Tangent, Thunk, ZeroTangent
 
@@ -260,3 +261,17 @@ def test_a_row_is_below_beyond_noise_only_when_every_round_says_so(ours, again, 
         Row(MATMUL_PULLBACK, Size(4), "ok", timings={"ours": timing(ours)}).below_beyond_noise
         is None
     )
+
+
+def test_rounds_change_which_callable_runs_before_which():
+    # a rotation of one order kept each callable's predecessor in all but one position: with
+    # five callables and three rounds, the first one always followed the last
+    calls = []
+    funcs = {name: (lambda name=name: calls.append(name)) for name in "abcde"}
+    measure(funcs, budget=0.0)  # one calibration call each, then the minimum of rounds
+    assert len(calls) == 5 * (1 + MIN_ROUNDS)
+    predecessors = {name: set() for name in funcs}
+    for before, name in itertools.pairwise(calls):
+        if before != name:
+            predecessors[name].add(before)
+    assert all(len(p) >= 2 for p in predecessors.values()), predecessors
