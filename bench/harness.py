@@ -133,10 +133,11 @@ class Row:
     def below_beyond_noise(self) -> bool | None:
         """Whether this project was slower than the formula by more than the formula's own noise.
 
-        In every round, ours over the formula exceeded the largest ratio of the formula timed
-        again over the formula in any round: ``min_r ours_r / numpy_r > max_r again_r / numpy_r``.
-        For a tie (ours and the second formula timing interchangeable) that happens with
-        probability ``1 / C(2R, R)`` in ``R`` rounds: 1/20 at 3 rounds, below 1/12000 at 8.
+        ``min_r ours_r / numpy_r > max_r again_r / numpy_r``: ours over the formula, in its best
+        round, above the formula timed again over the formula in its worst. For a tie whose
+        rounds are alike (ours and the second timing interchangeable, the rounds independent
+        and equally noisy) that happens with probability ``1 / C(2R, R)`` in ``R`` rounds (1/20
+        at 3, 1/252 at 5); rounds that differ in noise can raise it up to ``2^-R``.
         ``None`` without a noise timing.
         """
         timings = [self.timings.get(name) for name in ("ours", "numpy", "numpy_again")]

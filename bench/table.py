@@ -16,9 +16,9 @@ numpy      the same derivative by the plain numpy/scipy formula (stacks by broad
 speed-up   numpy / ours, both timed in the same interleaved rounds.
 A/A        (--noise) numpy / numpy timed again: the formula against itself in the same rounds,
            what a tie looks like in that row. A row is below the formula beyond noise (listed
-           after the table) when, in every round, ours over the formula exceeded the formula
-           timed again over the formula in every round (a tie does so with probability
-           1 / C(2R, R) in R rounds).
+           after the table) when ours over the formula in its best round exceeds the formula
+           timed again over the formula in its worst round (for a tie whose R rounds are
+           alike, a chance of 1 / C(2R, R)).
 forward    f(*args) alone; ours/fwd = ours / forward.
 first call this project's first call in this process minus its steady state: compilation on a
            cold Numba cache, loading from it on a warm one (never part of the timings).
@@ -136,9 +136,8 @@ def format_table(rows: Sequence[Row], peer_names: Sequence[str] = ()) -> str:
     if noise:
         below = [f"{row.case.name} {row.size.label}" for row in rows if row.below_beyond_noise]
         notes.append(
-            "Below the formula beyond noise (slower than the formula timed again, in every round): "
-            + (", ".join(below) if below else "none")
-            + "."
+            "Below the formula beyond noise (ours/numpy in every round above numpy again/numpy in "
+            "any round): " + (", ".join(below) if below else "none") + "."
         )
     if notes:
         out += ["", *notes]

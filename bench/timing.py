@@ -5,9 +5,11 @@ the peers) are timed in *interleaved rounds*: each round times every callable on
 of load from another process slows all of them alike and their ratios stay meaningful. The
 order changes from round to round: what ran just before changes the allocator's state (freed
 large arrays are unmapped or kept) and the caches, so a callable that always followed the same
-one would carry that one's trace in every round. Each round takes its own order, a shuffle by a
-generator of fixed seed (the same orders in every run). A rotation of one fixed order, as
-before, keeps each callable's predecessor in all but one position: in a run of ``--noise``, the
+one would carry that one's trace in every round. Each round takes its own order, a uniformly
+random shuffle from a fresh generator per :func:`measure` call, so that two callables doing the
+same work (the formula and the formula timed again, ``--noise``) are interchangeable. A fixed
+seed would hand every row the same orders, and with them the same bias. A rotation of one
+order keeps each callable's predecessor in all but one position: in a run of ``--noise``, the
 formula timed right after the whole call (inv at 256: an LAPACK inversion and two products)
 ran 1-3% slower, in all five rounds, than the same formula timed right after it. Within a
 round a callable runs ``loops`` times in a row (chosen as :meth:`timeit.Timer.autorange`
@@ -36,9 +38,6 @@ MIN_ROUNDS = 3
 
 MAX_ROUNDS = 30
 """Rounds stop here even if the budget is not spent (very fast callables)."""
-
-ORDER_SEED = 20261206
-"""The seed of the generator that orders each round (module notes)."""
 
 ROUNDS_PER_BUDGET = 8
 """A round of one callable aims at ``budget / ROUNDS_PER_BUDGET`` seconds."""
@@ -114,7 +113,7 @@ def measure(funcs: dict[str, Callable[[], Any]], budget: float) -> dict[str, Tim
     spent = 0.0
     rounds = 0
     names = list(funcs)
-    order = random.Random(ORDER_SEED)
+    order = random.Random()  # seeded from the system's randomness (module notes)
     while rounds < MIN_ROUNDS or (spent < budget * len(funcs) and rounds < MAX_ROUNDS):
         order.shuffle(names)  # so that no callable always follows the same one
         for name in names:
