@@ -84,7 +84,7 @@ def cholesky_factor_flat4(A, lower):
 
 @jit
 def cholesky_pullback_flat4(L, L_bar):
-    """Return ``A_bar = sym(L^-T Phi(L^T L_bar) L^-1)`` for real stacks ``L``, ``L_bar`` (b, 4, 4)."""
+    """``A_bar = sym(L^-T Phi(L^T L_bar) L^-1)`` for real stacks ``L``, ``L_bar`` (b, 4, 4)."""
     b = L.shape[0]
     dt = L.dtype
     A_bar = np.empty((b, _N, _N), dtype=dt)

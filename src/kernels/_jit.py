@@ -55,9 +55,11 @@ A stale cache. Numba checks a cached kernel against the modification time and si
 source file only, but a kernel's machine code also holds the code of the kernels and helpers it
 calls, from other modules: after an edit to one of those (a fix in ``kernels._scaling``, say),
 the unchanged callers kept running the old code from the cache, in every later process.
-Here every cache entry's key also holds a digest of the modification times and sizes of all
-the modules of this package (:func:`_package_stamp`), so a change to any of them recompiles
-every kernel once. An installed release never changes, so its cache stays valid.
+Here the stamp that each kernel's cache index is checked against also holds a digest of the
+modification times and sizes of all the modules of this package (:func:`_package_stamp`), so a
+change to any of them drops every kernel's index and recompiles each kernel once, writing over
+its old data files (named by their entries' keys, which do not hold the stamp). An installed
+release never changes, so its cache stays valid.
 """
 
 import hashlib
@@ -155,13 +157,10 @@ class _FallbackCache(FunctionCache):
 
     def __init__(self, py_func):
         super().__init__(py_func)
-        self._cache_file = _KeyedDataFile(
-            self._cache_path, self._impl.filename_base, self._impl.locator.get_source_stamp()
-        )
-
-    def _index_key(self, sig, codegen):
-        """Numba's key of a cache entry, with the stamp of the whole package (module docstring)."""
-        return (*super()._index_key(sig, codegen), ("package", _PACKAGE_STAMP))
+        # the source stamp Numba checks a kernel's index against, widened to the package (module
+        # docstring): a stale index is dropped whole, and its data files are overwritten in turn
+        stamp = (self._impl.locator.get_source_stamp(), _PACKAGE_STAMP)
+        self._cache_file = _KeyedDataFile(self._cache_path, self._impl.filename_base, stamp)
 
     def load_overload(self, sig, target_context):
         """Numba's load; an unreadable file, or code for another signature, gives ``None``.

@@ -192,8 +192,9 @@ def _store_inplace(M, N, g, v, scale, t0, nb, wide, vectors, U, sv, Vh, scratch)
 
     The column norms and (real dtypes) the normalised, sign-fixed vectors are taken for every
     lane at once, lanes innermost (:func:`_signed_columns_inplace`), so that the square roots
-    and divisions vectorise; the sort and the copy into ``U`` and ``Vh`` run per lane. A lane with a column
-    below the zero-column norm takes the general path (completion, then the signs) instead.
+    and divisions vectorise; the sort and the copy into ``U`` and ``Vh`` run per lane. A lane
+    with a column below the zero-column norm takes the general path (completion, then the
+    signs) instead.
     ``scratch`` is ``(nrm, XS, YS, best, top, ph, imax)`` of :func:`_scratch`.
     """
     nrm, XS, YS, best, top, ph, imax = scratch

@@ -94,14 +94,14 @@ QR_STACK_MAX_N = 16
 INV_SINGLE_MAX_N = 4
 INV_STACK_MAX_N = 4
 # inv's and svdvals' pullbacks of one plain real matrix: ndarray.dot up to here (its call costs
-# less), matmul above (its BLAS products ran faster there). One process, one core (Intel Xeon,
+# less), matmul above (its BLAS products ran faster from 96). One process, one core (Intel Xeon,
 # SkylakeX OpenBLAS), float64, the formula over each (medians of five interleaved runs):
 # inv, -Y^T Y_bar Y^T: two dots and a unary minus 1.07 at 48, 1.01 at 64, 0.98 at 96 and 128; two
 # matmul with the minus in place 1.01 from 48 to 256, 0.99-1.0 at 512 and 1024 (the minus inside
 # scipy's gemm, alpha = -1, the path above 127 before: 0.96 at 256 and 0.97 at 160).
 # svdvals, (U * s_bar) Vh: dot 1.07 at 48, 1.04 at 64, 0.98-0.99 from 96 to 512; matmul 1.04,
 # 1.02, then 1.0-1.01.
-PLAIN_DOT_MAX_N = 63
+PLAIN_DOT_MAX_N = 64
 # inv's pullback and pushforward of one plain real matrix: one compiled call (kernels.solve.
 # inv_pullback, inv_pushforward) up to here, two dots and a minus above. One process, float64,
 # compiled call against the dots (ns): 770 / 1030 at 2, 830 / 1070 at 4, 1010 / 1110 at 6,

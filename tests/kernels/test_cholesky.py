@@ -168,7 +168,7 @@ def test_zero_pivot_gives_non_finite_not_an_error(spd, rand, hermitian):
 def test_flat_lane_pullback_gives_the_loops_bits(rng, real, b):
     """Real 4x4 stacks: ``kernels._cholesky_lanes4`` and the loop kernel agree bit for bit, also
     with a zero on the diagonal of ``L`` (inf, NaN), NaN and inf in the inputs, and junk in the
-    strict upper triangles, which never enter."""
+    strict upper triangles of ``L`` and ``L_bar``, which never enter."""
     X = rng.standard_normal((b, 4, 4))
     L = np.linalg.cholesky(X @ X.mT + 4 * np.eye(4)).astype(real)
     L_bar = rng.standard_normal((b, 4, 4)).astype(real)
@@ -188,3 +188,6 @@ def test_flat_lane_pullback_gives_the_loops_bits(rng, real, b):
     assert_array_equal(routed, want)
     for x, original in zip((L, L_bar), copies, strict=True):
         assert_array_equal(x, original)
+    junk = np.triu(np.full((4, 4), np.nan, real), 1)  # L_bar's strict upper triangle never enters
+    with np.errstate(all="ignore"):
+        assert_array_equal(cholesky_pullback_flat4(L, L_bar + junk), want)

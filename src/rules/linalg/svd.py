@@ -443,7 +443,7 @@ def _scaled_product(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndar
     """
     if max(U.shape[0], Vh.shape[1]) <= crossovers.PLAIN_DOT_MAX_N:
         return (U * s_bar).dot(Vh)
-    return (U * s_bar) @ Vh
+    return np.matmul(U * s_bar, Vh)
 
 
 def _scaled_products(U: np.ndarray, Vh: np.ndarray, s_bar: np.ndarray) -> np.ndarray:

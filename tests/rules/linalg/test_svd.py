@@ -448,6 +448,23 @@ def test_svdvals_of_one_plain_real_matrix(real, shape, matmul, monkeypatch):
     np.testing.assert_allclose(s_dot, np.diagonal(U.T @ a_dot @ Vh.T), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("shape", [(9, 7), (7, 9)])
+def test_the_scaled_product_takes_dot_or_matmul_by_size(shape, monkeypatch):
+    # both call the same gemm (the same bits): a spy on np.matmul tells the paths apart
+    rng = np.random.default_rng(9)
+    U, _, Vh = np.linalg.svd(rng.standard_normal(shape), full_matrices=False)
+    s_bar = rng.standard_normal(min(shape))
+    calls = []
+    matmul = np.matmul
+    monkeypatch.setattr(np, "matmul", lambda *a: calls.append(1) or matmul(*a))
+    want = matmul(U * s_bar, Vh)
+    np.testing.assert_allclose(rsvd._scaled_product(U, Vh, s_bar), want, rtol=1e-13, atol=1e-13)
+    assert calls == []  # ndarray.dot at this size
+    monkeypatch.setattr(crossovers, "PLAIN_DOT_MAX_N", 0)
+    np.testing.assert_array_equal(rsvd._scaled_product(U, Vh, s_bar), want)
+    assert calls == [1]
+
+
 @pytest.mark.parametrize("shape", [(4, 9, 9), (3, 12, 7), (2, 7, 12), (3, 4, 4), (2, 16, 8)])
 @pytest.mark.parametrize("real", [np.float64, np.float32])
 def test_svdvals_of_a_plain_real_stack(real, shape, monkeypatch):
