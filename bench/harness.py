@@ -122,7 +122,7 @@ class Row:
 
     @property
     def noise(self) -> float | None:
-        """``numpy / numpy again`` (``--noise``): the formula against itself, timed in the same rounds.
+        """``numpy / numpy again`` (``--noise``): the formula against itself, in the same rounds.
 
         What a tie looks like in this row: two timings of one callable differ by this much.
         ``None`` when the formula was timed once.
