@@ -43,16 +43,22 @@ def _run(code, cwd, env_extra=None):
     )
 
 
+def _tiny_package(root):
+    """A package ``tiny`` under ``root`` holding a copy of ``kernels/_jit.py``; its directory."""
+    package = root / "tiny"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    shutil.copy(SRC / "kernels" / "_jit.py", package / "_jit.py")
+    return package
+
+
 def test_kernels_use_the_fallback_cache():
     assert isinstance(empty_pair_like._cache, _FallbackCache)
 
 
 @pytest.mark.slow
 def test_a_corrupted_cache_falls_back_to_compiling_with_one_warning(tmp_path):
-    package = tmp_path / "tiny"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    shutil.copy(SRC / "kernels" / "_jit.py", package / "_jit.py")
+    package = _tiny_package(tmp_path)
     (package / "ops.py").write_text("from tiny._jit import jit\n\n\n" + KERNELS)
     code = "import tiny.ops as o; print([getattr(o, f'k{i}')(1.0) for i in range(6)])"
     first = _run(code, tmp_path)
@@ -112,10 +118,7 @@ def test_a_cache_entry_with_another_signatures_code_is_compiled_again(tmp_path):
     # Two processes that compile different signatures of one kernel on a cold cache can both
     # write <kernel>-1.nbc, leaving the index pointing one signature at the other's code. The
     # deterministic equivalent: swap the data files of two cached signatures.
-    package = tmp_path / "tiny"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    shutil.copy(SRC / "kernels" / "_jit.py", package / "_jit.py")
+    package = _tiny_package(tmp_path)
     (package / "ops.py").write_text(
         "from tiny._jit import jit\n\n\n@jit\ndef k(x):\n    return x * 2 + 1\n"
     )
@@ -145,10 +148,7 @@ def test_two_processes_saving_one_kernel_keep_each_overload_in_its_own_file(tmp_
     # index lands last. With Numba's numbering both wrote <k>.1.nbc and A's index entry then
     # pointed at B's float64 code; with the data files named after their keys, A's entry still
     # points at A's code, and B's entry is merely lost (compiled again).
-    package = tmp_path / "tiny"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    shutil.copy(SRC / "kernels" / "_jit.py", package / "_jit.py")
+    package = _tiny_package(tmp_path)
     (package / "ops.py").write_text(
         "from tiny._jit import jit\n\n\n@jit\ndef k(x):\n    return x * 2 + 1\n"
     )
@@ -175,10 +175,7 @@ def test_two_processes_saving_one_kernel_keep_each_overload_in_its_own_file(tmp_
 def test_an_edit_to_a_called_module_recompiles_its_callers(tmp_path):
     # Numba checks a cached kernel against its own source file only; a kernel compiled with a
     # helper from another module kept the old helper's code after that module changed.
-    package = tmp_path / "tiny"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    shutil.copy(SRC / "kernels" / "_jit.py", package / "_jit.py")
+    package = _tiny_package(tmp_path)
     helper = "from tiny._jit import jit\n\n\n@jit\ndef h(x):\n    return x + {}\n"
     (package / "helper.py").write_text(helper.format(1))
     (package / "ops.py").write_text(
