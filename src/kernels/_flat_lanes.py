@@ -23,6 +23,15 @@ NL = 32
 """Lanes per block: 32 at 4x4 (as ``kernels._smallmat._lanes``)."""
 
 
+def takes_flat4(X, min_b):
+    """Whether the stack ``X`` goes to a flat-lane 4x4 kernel.
+
+    Yes for float32 and float64 stacks (b, 4, 4) with ``b >= min_b``; other dtypes keep the
+    general kernels and their errors.
+    """
+    return X.ndim == 3 and X.shape[0] >= min_b and X.shape[1:] == (4, 4) and X.dtype.char in "fd"
+
+
 @jit_inline
 def _load_flat_inplace(A, t0, nb, n, out):
     """``out[(i * n + j) * NL + l] = A[t0 + l, i, j]`` for the first ``nb`` lanes."""

@@ -34,6 +34,7 @@ import numpy as np
 from scipy.linalg import get_blas_funcs
 
 from kernels._cholesky_lanes4 import cholesky_pullback_flat4
+from kernels._flat_lanes import takes_flat4
 from kernels._jit import jit, jit_inline
 from kernels._triangular import solve_inplace
 
@@ -154,7 +155,7 @@ FLAT4_MIN_B = 32
 
 def cholesky_pullback_batched(L, L_bar):
     """Return ``A_bar = sym(L^-H Phi(L^H L_bar) L^-1)`` for stacks ``L``, ``L_bar`` (b, n, n)."""
-    if L.shape[0] >= FLAT4_MIN_B and L.shape[1:] == (4, 4) and L.dtype.char in "fd":
+    if takes_flat4(L, FLAT4_MIN_B):
         return cholesky_pullback_flat4(L, L_bar)
     return _pullback_loops_batched(L, L_bar)
 

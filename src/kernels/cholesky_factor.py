@@ -29,6 +29,7 @@ Conventions, as ``np.linalg.cholesky`` (numpy 2.4 with OpenBLAS):
 import numpy as np
 
 from kernels._cholesky_lanes4 import cholesky_factor_flat4
+from kernels._flat_lanes import takes_flat4
 from kernels._jit import jit, jit_inline
 from kernels._smallmat import _lanes
 
@@ -100,7 +101,7 @@ def cholesky_factor_batched(A, lower):
     ``lower`` (a Python bool) says which triangle of ``A`` is read. ``L`` (b, n, n) is lower
     triangular in ``A``'s dtype, ``info`` (b,) int32 is 0 or the 1-based failed pivot.
     """
-    if A.ndim == 3 and A.shape[0] >= FLAT4_MIN_B and A.shape[1:] == (4, 4) and A.dtype.char in "fd":
+    if takes_flat4(A, FLAT4_MIN_B):
         return cholesky_factor_flat4(A, bool(lower))
     return _factor_lanes(A, lower)
 
