@@ -33,7 +33,7 @@ from scipy.linalg import get_blas_funcs
 
 from kernels._alloc import empty_pair_like
 from kernels._jit import jit
-from kernels._triangular import solve_inplace, triangular_matmul_sub_inplace
+from kernels._triangular import copy_matrix, solve_inplace, triangular_matmul_sub_inplace
 
 
 @jit
@@ -43,8 +43,9 @@ def solve_triangular_batched(T, B, lower, trans, unit_diagonal):
     For rules whose forward pass solves many small triangular systems (scipy loops over a
     stack in Python) and for the two triangular solves that apply a Cholesky factorization.
     """
-    X = B.copy()
+    X = np.empty_like(B)
     for t in range(B.shape[0]):
+        copy_matrix(B, X, t)
         solve_inplace(T, X, t, lower, trans != 0, trans == 2, unit_diagonal)
     return X
 
@@ -54,9 +55,9 @@ def solve_triangular_pullback_batched(T, X, X_bar, lower, trans, unit_diagonal):
     """Return ``(T_bar, B_bar)`` for ``X = op(T)^-1 B`` on stacks T (b,n,n), X and X_bar (b,n,k)."""
     b, n, m = X.shape
     T_bar, B_bar = empty_pair_like(T, X)
-    B_bar[:] = X_bar
     zero = T_bar.dtype.type(0)
     for t in range(b):
+        copy_matrix(X_bar, B_bar, t)
         # B_bar = op(T)^-H X_bar; op(T)^H is T^H, conj(T), T for trans 0, 1, 2
         solve_inplace(T, B_bar, t, lower, trans == 0, trans != 2, unit_diagonal)
         # T_bar[r, c] = -(B_bar X^H)[p, q], (p, q) = (r, c) for trans 0, else (c, r); conj for 2
@@ -91,8 +92,9 @@ def pullback_uses_matmul(n, k):
 @jit
 def _adjoint_solve_batched(T, X_bar, lower, trans, unit_diagonal):
     """``op(T)^-H X_bar`` for each matrix of the stacks, as in the pullback's loops."""
-    B_bar = X_bar.copy()
+    B_bar = np.empty_like(X_bar)
     for t in range(B_bar.shape[0]):
+        copy_matrix(X_bar, B_bar, t)
         solve_inplace(T, B_bar, t, lower, trans == 0, trans != 2, unit_diagonal)
     return B_bar
 
@@ -133,8 +135,9 @@ def solve_triangular_pullback_matmul(T, X, X_bar, lower, trans, unit_diagonal):
 @jit
 def solve_triangular_pushforward_batched(T, X, T_dot, B_dot, lower, trans, unit_diagonal):
     """Return ``X_dot = op(T)^-1 (B_dot - op(tri(T_dot)) X)`` on stacks T (b,n,n), X (b,n,k)."""
-    X_dot = B_dot.copy()
+    X_dot = np.empty_like(B_dot)
     for t in range(X.shape[0]):
+        copy_matrix(B_dot, X_dot, t)
         triangular_matmul_sub_inplace(
             T_dot, X, X_dot, t, lower, trans != 0, trans == 2, unit_diagonal
         )
