@@ -37,92 +37,85 @@ def solve_inplace(T, B, t, lower, trans, conj, unit_diagonal):
     substitution with the nearest row first waited for each row in turn (1000 x (16x16), 16
     right-hand sides, float64, one process: 0.70 against 0.66 ms). The same order in both
     loop forms gives the same bits whatever the number of right-hand sides.
+
+    Flags that are constants at the call site fold away. A kernel whose flags are run-time
+    values calls :func:`solve_any_inplace` instead.
     """
-    if lower != trans:  # op(T) is lower triangular: the direction as a constant in each copy
-        _substitute_inplace(T, B, t, trans, conj, unit_diagonal, True)
+    forward = lower != trans  # op(T) is lower triangular
+    if B.shape[2] < 4:
+        _dots_inplace(T, B, t, trans, conj, unit_diagonal, forward)
     else:
-        _substitute_inplace(T, B, t, trans, conj, unit_diagonal, False)
+        _rows_inplace(T, B, t, trans, conj, unit_diagonal, forward)
 
 
 @jit_inline
-def _substitute_inplace(T, B, t, trans, conj, unit_diagonal, forward):
-    """:func:`solve_inplace` for ``forward`` (substitution from the first row) passed as a constant.
+def solve_any_inplace(T, B, t, lower, trans, conj, unit_diagonal):
+    """:func:`solve_inplace` for run-time ``lower`` and ``trans``: the row loops once per direction.
 
     A run-time direction, in the bounds and the order of every loop, cost the forward solve a
     quarter of its time (1000 x (16x16), 16 right-hand sides, float64: 0.50 against 0.40 ms in
-    one process; 10000 x (4x4): 0.31 against 0.21 ms).
+    one process; 10000 x (4x4): 0.31 against 0.21 ms). Only the kernels of
+    :mod:`kernels.triangular` take these flags at run time; the others pass constants to
+    :func:`solve_inplace`, where they fold away.
+
+    Measured compile times of one triangular kernel, float64: about 0.8 s with one copy of the
+    loops, 1.1-1.6 s as here, 3.5 s with a copy per value of both flags. Back substitution two
+    rows at a time (each solved row loaded once for both, a further 7% faster at
+    1000 x (16x16)) took it to about 4 s.
     """
+    if B.shape[2] < 4:
+        _dots_inplace(T, B, t, trans, conj, unit_diagonal, lower != trans)
+    elif lower != trans:
+        _rows_inplace(T, B, t, trans, conj, unit_diagonal, True)
+    else:
+        _rows_inplace(T, B, t, trans, conj, unit_diagonal, False)
+
+
+@jit_inline
+def _dots_inplace(T, B, t, trans, conj, unit_diagonal, forward):
+    """:func:`solve_inplace` for up to three right-hand sides: a dot product per entry."""
     n = T.shape[1]
     m = B.shape[2]
     one = B.dtype.type(1)
-    if m < 4:  # a few right-hand sides: a dot product per entry, kept in a register
-        for step in range(n):
-            i = step if forward else n - 1 - step
-            lo = 0 if forward else i + 1
-            hi = i if forward else n
-            r = one
-            if not unit_diagonal:
-                d = T[t, i, i]
-                r = _div(one, np.conj(d) if conj else d)  # inf/NaN at a zero pivot, no raise
-            for j in range(m):
-                s = B[t, i, j]
-                for q in range(hi - lo):
-                    k = lo + q if forward else hi - 1 - q  # the farthest solved row first
-                    tik = T[t, k, i] if trans else T[t, i, k]
-                    s -= (np.conj(tik) if conj else tik) * B[t, k, j]
-                B[t, i, j] = s * r
-        return
-    if forward:
-        for i in range(n):
-            _subtract_rows_inplace(T, B, t, i, 0, i, trans, conj, forward)
-            _scale_row_inplace(T, B, t, i, conj, unit_diagonal)
-        return
-    # Back substitution, two rows at a time: rows i and i - 1 take the rows solved before them
-    # together (each loaded once, two independent chains of updates), then row i - 1 takes row i
-    # last: the same operations per entry as one row at a time. 1000 x (16x16), 16 right-hand
-    # sides, float64: 0.51 against 0.58 ms in one process; 10000 x (4x4): 0.24 against 0.32.
-    i = n - 1
-    while i >= 1:
-        p = i - 1
-        for q in range(n - 1 - i):
-            k = n - 1 - q  # the farthest solved row first
-            a = T[t, k, i] if trans else T[t, i, k]
-            b = T[t, k, p] if trans else T[t, p, k]
+    for step in range(n):
+        i = step if forward else n - 1 - step
+        lo = 0 if forward else i + 1
+        hi = i if forward else n
+        r = one
+        if not unit_diagonal:
+            d = T[t, i, i]
+            r = _div(one, np.conj(d) if conj else d)  # inf/NaN at a zero pivot, no raise
+        for j in range(m):
+            s = B[t, i, j]  # kept in a register
+            for q in range(hi - lo):
+                k = lo + q if forward else hi - 1 - q  # the farthest solved row first
+                tik = T[t, k, i] if trans else T[t, i, k]
+                s -= (np.conj(tik) if conj else tik) * B[t, k, j]
+            B[t, i, j] = s * r
+
+
+@jit_inline
+def _rows_inplace(T, B, t, trans, conj, unit_diagonal, forward):
+    """:func:`solve_inplace` for four or more right-hand sides: each row updated whole."""
+    n = T.shape[1]
+    m = B.shape[2]
+    one = B.dtype.type(1)
+    for step in range(n):
+        i = step if forward else n - 1 - step
+        lo = 0 if forward else i + 1
+        hi = i if forward else n
+        for q in range(hi - lo):
+            k = lo + q if forward else hi - 1 - q  # the farthest solved row first
+            tik = T[t, k, i] if trans else T[t, i, k]
             if conj:
-                a, b = np.conj(a), np.conj(b)
+                tik = np.conj(tik)
             for j in range(m):
-                x = B[t, k, j]
-                B[t, i, j] -= a * x
-                B[t, p, j] -= b * x
-        _scale_row_inplace(T, B, t, i, conj, unit_diagonal)
-        _subtract_rows_inplace(T, B, t, p, i, i + 1, trans, conj, forward)
-        _scale_row_inplace(T, B, t, p, conj, unit_diagonal)
-        i -= 2
-    if i == 0:
-        _subtract_rows_inplace(T, B, t, 0, 1, n, trans, conj, forward)
-        _scale_row_inplace(T, B, t, 0, conj, unit_diagonal)
-
-
-@jit_inline
-def _subtract_rows_inplace(T, B, t, i, lo, hi, trans, conj, forward):
-    """``B[t, i] -= op(T)[i, k] B[t, k]`` for ``k`` in ``[lo, hi)``, the farthest from ``i`` first."""
-    for q in range(hi - lo):
-        k = lo + q if forward else hi - 1 - q
-        tik = T[t, k, i] if trans else T[t, i, k]
-        if conj:
-            tik = np.conj(tik)
-        for j in range(B.shape[2]):
-            B[t, i, j] -= tik * B[t, k, j]
-
-
-@jit_inline
-def _scale_row_inplace(T, B, t, i, conj, unit_diagonal):
-    """``B[t, i] /= op(T)[i, i]`` as a product with its reciprocal; nothing for a unit diagonal."""
-    if not unit_diagonal:
-        d = T[t, i, i]
-        r = _div(B.dtype.type(1), np.conj(d) if conj else d)  # inf/NaN at a zero pivot, no raise
-        for j in range(B.shape[2]):
-            B[t, i, j] *= r
+                B[t, i, j] -= tik * B[t, k, j]
+        if not unit_diagonal:
+            d = T[t, i, i]
+            r = _div(one, np.conj(d) if conj else d)  # inf/NaN at a zero pivot, never a raise
+            for j in range(m):
+                B[t, i, j] *= r
 
 
 @jit_inline

@@ -33,7 +33,7 @@ from scipy.linalg import get_blas_funcs
 
 from kernels._alloc import empty_pair_like
 from kernels._jit import jit
-from kernels._triangular import copy_matrix, solve_inplace, triangular_matmul_sub_inplace
+from kernels._triangular import copy_matrix, solve_any_inplace, triangular_matmul_sub_inplace
 
 
 @jit
@@ -46,7 +46,7 @@ def solve_triangular_batched(T, B, lower, trans, unit_diagonal):
     X = np.empty_like(B)
     for t in range(B.shape[0]):
         copy_matrix(B, X, t)
-        solve_inplace(T, X, t, lower, trans != 0, trans == 2, unit_diagonal)
+        solve_any_inplace(T, X, t, lower, trans != 0, trans == 2, unit_diagonal)
     return X
 
 
@@ -59,7 +59,7 @@ def solve_triangular_pullback_batched(T, X, X_bar, lower, trans, unit_diagonal):
     for t in range(b):
         copy_matrix(X_bar, B_bar, t)
         # B_bar = op(T)^-H X_bar; op(T)^H is T^H, conj(T), T for trans 0, 1, 2
-        solve_inplace(T, B_bar, t, lower, trans == 0, trans != 2, unit_diagonal)
+        solve_any_inplace(T, B_bar, t, lower, trans == 0, trans != 2, unit_diagonal)
         # T_bar[r, c] = -(B_bar X^H)[p, q], (p, q) = (r, c) for trans 0, else (c, r); conj for 2
         for r in range(n):
             for c in range(n):
@@ -95,7 +95,7 @@ def _adjoint_solve_batched(T, X_bar, lower, trans, unit_diagonal):
     B_bar = np.empty_like(X_bar)
     for t in range(B_bar.shape[0]):
         copy_matrix(X_bar, B_bar, t)
-        solve_inplace(T, B_bar, t, lower, trans == 0, trans != 2, unit_diagonal)
+        solve_any_inplace(T, B_bar, t, lower, trans == 0, trans != 2, unit_diagonal)
     return B_bar
 
 
@@ -141,7 +141,7 @@ def solve_triangular_pushforward_batched(T, X, T_dot, B_dot, lower, trans, unit_
         triangular_matmul_sub_inplace(
             T_dot, X, X_dot, t, lower, trans != 0, trans == 2, unit_diagonal
         )
-        solve_inplace(T, X_dot, t, lower, trans != 0, trans == 2, unit_diagonal)
+        solve_any_inplace(T, X_dot, t, lower, trans != 0, trans == 2, unit_diagonal)
     return X_dot
 
 

@@ -222,13 +222,12 @@ def test_forward_solve_matches_scipy(rand, dtype, tol, lower, trans, unit_diagon
 
 
 @pytest.mark.parametrize(("lower", "trans", "unit_diagonal"), FLAGS, ids=FLAG_IDS)
-@pytest.mark.parametrize("n", [5, 6])  # back substitution pairs rows: one row left over, or none
+@pytest.mark.parametrize("n", [1, 6])
 def test_loop_orders_give_the_same_bits(rand, dtype, lower, trans, unit_diagonal, n):
     """Six right-hand sides at once (rows updated whole) and one at a time (a dot product each).
 
     Both subtract the solved rows in the same order (the farthest first) and scale by the same
-    reciprocal, so every entry comes out bit for bit the same; the back substitution of the
-    first order takes two rows at a time, which must not change that either.
+    reciprocal, so every entry comes out bit for bit the same.
     """
     T = 0.3 * rand(2, n, n) + (3 * np.eye(n)).astype(dtype)
     B = rand(2, n, 6)
