@@ -54,6 +54,8 @@ def solve_triangular_batched(T, B, lower, trans, unit_diagonal):
 def solve_triangular_pullback_batched(T, X, X_bar, lower, trans, unit_diagonal):
     """Return ``(T_bar, B_bar)`` for ``X = op(T)^-1 B`` on stacks T (b,n,n), X and X_bar (b,n,k)."""
     b, n, m = X.shape
+    if X_bar.shape != X.shape:
+        raise ValueError("solve_triangular_pullback_batched: X_bar must have the shape of X")
     T_bar, B_bar = empty_pair_like(T, X)
     zero = T_bar.dtype.type(0)
     for t in range(b):

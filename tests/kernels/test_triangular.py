@@ -226,8 +226,8 @@ def test_forward_solve_matches_scipy(rand, dtype, tol, lower, trans, unit_diagon
 def test_loop_orders_give_the_same_bits(rand, dtype, lower, trans, unit_diagonal, n):
     """Six right-hand sides at once (rows updated whole) and one at a time (a dot product each).
 
-    Both subtract the solved rows in the same order (the farthest first) and scale by the same
-    reciprocal, so every entry comes out bit for bit the same.
+    Both subtract the solved rows in the same order and scale by the same reciprocal, so every
+    entry comes out bit for bit the same.
     """
     T = 0.3 * rand(2, n, n) + (3 * np.eye(n)).astype(dtype)
     B = rand(2, n, 6)
@@ -236,3 +236,10 @@ def test_loop_orders_give_the_same_bits(rand, dtype, lower, trans, unit_diagonal
         column = np.ascontiguousarray(B[:, :, j : j + 1])
         x = solve_triangular_batched(T, column, lower, trans, unit_diagonal)
         np.testing.assert_array_equal(X[:, :, j : j + 1], x)
+
+
+def test_pullback_refuses_a_cotangent_of_another_shape(system, rand):
+    """The loop pullback copies ``X_bar`` into a result shaped like ``X``: a mismatch raises."""
+    T, X = map(np.stack, zip(*(system(4, 2, True, 0, False) for _ in range(2)), strict=True))
+    with pytest.raises(ValueError, match="X_bar must have the shape of X"):
+        solve_triangular_pullback_batched(T, X, rand(2, 4, 3), True, 0, False)
